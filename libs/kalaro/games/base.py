@@ -15,7 +15,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-class IllegalAction(Exception):  # noqa: N818 - the table's own word for it
+class IllegalAction(Exception):
     """Raised by ``apply`` for an action the rules refuse; the state is untouched.
 
     ``code`` is stable (clients and tests match on it); ``message`` is for people.

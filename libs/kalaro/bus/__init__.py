@@ -1,0 +1,7 @@
+"""The bus: typed NATS request/reply services, JetStream helpers, Redis CAS store."""
+
+from kalaro.bus.client import request
+from kalaro.bus.errors import RemoteError, ServiceError
+from kalaro.bus.service import Service
+
+__all__ = ["RemoteError", "Service", "ServiceError", "request"]

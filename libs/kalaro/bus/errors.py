@@ -1,0 +1,26 @@
+"""Typed errors that cross the bus."""
+
+from __future__ import annotations
+
+from kalaro.proto import errors as codes
+
+
+class ServiceError(Exception):
+    """Raised by a service function to answer a request with a typed error.
+
+    The runner turns it into an :class:`~kalaro.proto.errors.ErrorReply`; the caller's
+    :func:`kalaro.bus.request` raises :class:`RemoteError` with the same code.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class RemoteError(ServiceError):
+    """A request answered with an error (or not answered at all)."""
+
+
+def unavailable(subject: str) -> RemoteError:
+    return RemoteError(codes.UNAVAILABLE, f"no service answered on {subject}")

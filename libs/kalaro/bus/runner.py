@@ -1,0 +1,101 @@
+"""Run a service process: connect, serve, expose health and metrics, drain on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+
+import nats
+from nats.aio.client import Client as NATS
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from kalaro.bus.service import Service
+
+log = logging.getLogger("kalaro.bus.runner")
+
+
+async def connect(url: str, name: str) -> NATS:
+    """Connect to NATS, retrying forever on reconnect (services outlive blips)."""
+    return await nats.connect(url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5)
+
+
+class HealthServer:
+    """``GET /healthz`` (JSON, 200 when NATS is connected) and ``GET /metrics``."""
+
+    def __init__(self, service: str, nc: NATS) -> None:
+        self._service = service
+        self._nc = nc
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self, host: str, port: int) -> None:
+        self._server = await asyncio.start_server(self._handle, host, port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request_line = await asyncio.wait_for(reader.readline(), 5)
+            while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+                pass
+            parts = request_line.decode("latin-1").split()
+            path = parts[1] if len(parts) > 1 else "/"
+            if path == "/metrics":
+                status, ctype, body = 200, CONTENT_TYPE_LATEST, generate_latest()
+            elif path in ("/healthz", "/health"):
+                ok = self._nc.is_connected
+                body = json.dumps({"service": self._service, "nats": ok}).encode()
+                status, ctype = (200 if ok else 503), "application/json"
+            else:
+                status, ctype, body = 404, "text/plain", b"not found"
+            writer.write(
+                f"HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
+            )
+            await writer.drain()
+        except Exception:
+            log.debug("health request failed", exc_info=True)
+        finally:
+            writer.close()
+
+
+async def serve(
+    service: Service,
+    nc: NATS,
+    *,
+    health_port: int = -1,
+    on_start: Callable[[], Awaitable[None]] | None = None,
+    on_stop: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Serve until SIGTERM/SIGINT, then drain: stop taking requests, finish, close."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    health = HealthServer(service.name, nc)
+    if health_port >= 0:
+        await health.start("127.0.0.1", health_port)
+        log.info("%s health and metrics on http://127.0.0.1:%d/healthz", service.name, health.port)
+    await service.start(nc)
+    if on_start is not None:
+        await on_start()
+    log.info("%s ready", service.name)
+    await stop.wait()
+    log.info("%s draining", service.name)
+    await service.stop()
+    if on_stop is not None:
+        await on_stop()
+    await health.stop()
+    with contextlib.suppress(Exception):
+        await nc.drain()
+    log.info("%s stopped", service.name)

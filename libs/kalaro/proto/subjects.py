@@ -1,0 +1,66 @@
+"""Every NATS subject KaLaro uses, declared once.
+
+Request/reply subjects are served by queue groups named after the service, so any
+number of replicas can share the load. Handlers import names from here; a subject is
+never spelled as a string literal elsewhere.
+"""
+
+from __future__ import annotations
+
+# --- auth: users, tokens, roles ---------------------------------------------------
+AUTH_SIGN_UP = "auth.sign_up"
+AUTH_SIGN_IN = "auth.sign_in"
+AUTH_GOOGLE_SIGN_IN = "auth.google_sign_in"
+AUTH_REFRESH = "auth.refresh"
+AUTH_SIGN_OUT = "auth.sign_out"
+AUTH_PROFILE = "auth.profile"
+AUTH_PUBLIC_KEYS = "auth.public_keys"
+AUTH_REQUEST_HOST = "auth.host_requests.create"
+AUTH_LIST_HOST_REQUESTS = "auth.host_requests.list"
+AUTH_DECIDE_HOST_REQUEST = "auth.host_requests.decide"
+
+# --- wallet: the credit ledger -----------------------------------------------------
+WALLET_WELCOME_GRANT = "wallet.welcome_grant"
+WALLET_BALANCE = "wallet.balance"
+WALLET_HISTORY = "wallet.history"
+WALLET_REQUEST_CREDITS = "wallet.credit_requests.create"
+WALLET_LIST_CREDIT_REQUESTS = "wallet.credit_requests.list"
+WALLET_DECIDE_CREDIT_REQUEST = "wallet.credit_requests.decide"
+WALLET_ADJUST = "wallet.adjust"
+WALLET_PLACE_HOLDS = "wallet.holds.place"
+WALLET_SETTLE = "wallet.settle"
+WALLET_VOID = "wallet.void"
+WALLET_AUDIT = "wallet.audit"
+
+# --- durable streams (JetStream) ---------------------------------------------------
+# Hand outcomes on their way to the wallet: published with Nats-Msg-Id = hand id.
+RESULTS_STREAM = "RESULTS"
+RESULTS_SUBJECTS = "results.>"
+WALLET_RESULTS_CONSUMER = "wallet-results"
+
+# Facts other services react to (a new user gets a welcome grant, ...).
+EVENTS_STREAM = "EVENTS"
+EVENTS_SUBJECTS = "events.>"
+USER_REGISTERED = "events.auth.user_registered"
+WALLET_USERS_CONSUMER = "wallet-users"
+
+
+def hand_result(hand_id: str) -> str:
+    """Subject of a hand's settlement or void on the RESULTS stream."""
+    return f"results.hand.{hand_id}"
+
+
+# --- live tables (fan-out of views) ------------------------------------------------
+def table_seat(table_id: str, seat: int) -> str:
+    """Private view updates for one seat: only that seat's socket subscribes."""
+    return f"table.{table_id}.seat.{seat}"
+
+
+def table_public(table_id: str) -> str:
+    """The audience view: what any spectator may see."""
+    return f"table.{table_id}.public"
+
+
+def table_events(table_id: str) -> str:
+    """Table-level changes (sits, readies, chat, results) that everyone may see."""
+    return f"table.{table_id}.events"

@@ -1,0 +1,172 @@
+"""Messages of the wallet service (subjects ``wallet.*`` and the RESULTS stream).
+
+Amounts are whole credits. ``user_id`` names a player's account; the house account,
+which issues every credit, is internal to the wallet. Hands are identified by
+``hand_id`` (unique across tables); holds, settlements and voids are keyed by it,
+which is what makes a repeated settlement change nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+RequestStatus = Literal["pending", "approved", "rejected"]
+
+
+class Balance(msgspec.Struct, frozen=True):
+    user_id: str
+    balance: int
+    held: int
+    available: int
+
+
+class WelcomeGrant(msgspec.Struct, frozen=True):
+    user_id: str
+
+
+class WelcomeGranted(msgspec.Struct, frozen=True):
+    user_id: str
+    granted: bool  # False when this user already had theirs
+    amount: int
+    balance: Balance
+
+
+class GetBalance(msgspec.Struct, frozen=True):
+    user_id: str
+
+
+class GetHistory(msgspec.Struct, frozen=True):
+    user_id: str
+    limit: int = 50
+    before: int | None = None  # cursor: entries with id below this
+
+
+class HistoryEntry(msgspec.Struct, frozen=True):
+    entry_id: int
+    tx_id: int
+    kind: str  # welcome, grant, adjust, credit_request, settlement
+    amount: int
+    memo: str
+    created_at: str
+
+
+class History(msgspec.Struct, frozen=True):
+    entries: tuple[HistoryEntry, ...]
+    next_before: int | None = None
+
+
+class RequestCredits(msgspec.Struct, frozen=True):
+    user_id: str
+    amount: int
+    note: str = ""
+
+
+class CreditRequest(msgspec.Struct, frozen=True):
+    request_id: str
+    user_id: str
+    amount: int
+    note: str
+    status: RequestStatus
+    created_at: str
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str = ""
+
+
+class ListCreditRequests(msgspec.Struct, frozen=True):
+    status: RequestStatus | None = "pending"
+    user_id: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+class CreditRequestList(msgspec.Struct, frozen=True):
+    requests: tuple[CreditRequest, ...]
+
+
+class DecideCreditRequest(msgspec.Struct, frozen=True):
+    request_id: str
+    admin_id: str
+    approve: bool
+    reason: str = ""
+
+
+class Adjust(msgspec.Struct, frozen=True):
+    """An admin's grant (amount > 0) or correction (either sign), always with a reason."""
+
+    admin_id: str
+    user_id: str
+    amount: int
+    reason: str
+    kind: Literal["grant", "adjust"] = "grant"
+
+
+class Adjusted(msgspec.Struct, frozen=True):
+    tx_id: int
+    balance: Balance
+
+
+class HoldRequest(msgspec.Struct, frozen=True):
+    user_id: str
+    amount: int
+
+
+class PlaceHolds(msgspec.Struct, frozen=True):
+    """Hold credits on every seated player for one hand: all or nothing."""
+
+    table_id: str
+    hand_id: str
+    holds: tuple[HoldRequest, ...]
+
+
+class HoldsPlaced(msgspec.Struct, frozen=True):
+    hand_id: str
+    holds: tuple[HoldRequest, ...]
+
+
+class Payment(msgspec.Struct, frozen=True):
+    """Net credits for one player in one hand: negative pays, positive receives."""
+
+    user_id: str
+    amount: int
+
+
+class SettleHand(msgspec.Struct, frozen=True, tag="settle"):
+    """Apply a finished hand: capture holds, move credits, release the rest."""
+
+    hand_id: str
+    payments: tuple[Payment, ...]
+    table_id: str = ""
+
+
+class VoidHand(msgspec.Struct, frozen=True, tag="void"):
+    """A cancelled hand: release its holds, move nothing."""
+
+    hand_id: str
+    table_id: str = ""
+
+
+# What engines publish on the RESULTS stream (subject ``results.hand.<hand_id>``).
+HandOutcome = SettleHand | VoidHand
+
+
+class Settlement(msgspec.Struct, frozen=True):
+    """The answer to a settle or void; a repeat returns the same answer."""
+
+    hand_id: str
+    status: Literal["settled", "voided"]
+    payments: tuple[Payment, ...]  # as applied (after capping at holds)
+    tx_id: int | None = None
+
+
+class Audit(msgspec.Struct, frozen=True):
+    """Ask the wallet to check its own books."""
+
+
+class AuditReport(msgspec.Struct, frozen=True):
+    total: int  # sum over all accounts, house included: always 0
+    accounts: int
+    mismatched_accounts: tuple[str, ...]  # balance != sum of its entries
+    negative_available: tuple[str, ...]

@@ -1,0 +1,78 @@
+"""Settings for every process, read from ``KALARO_*`` environment variables.
+
+One struct for the whole system keeps names consistent across services; each
+service reads only what it needs. Defaults suit ``make run`` on one machine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+_PREFIX = "KALARO_"
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    # Infrastructure
+    nats_url: str = "nats://127.0.0.1:4222"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    database_url: str = "sqlite+aiosqlite:///var/kalaro.db"
+    var_dir: str = "var"
+    # Gateway
+    http_host: str = "127.0.0.1"
+    http_port: int = 8000
+    # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off)
+    health_port: int = -1
+    # Auth
+    jwt_private_key_file: str = "var/keys/jwt-ed25519.pem"
+    jwt_issuer: str = "kalaro"
+    jwt_audience: str = "kalaro-clients"
+    access_token_seconds: int = 900
+    refresh_token_days: int = 30
+    google_client_id: str = ""
+    google_jwks_file: str = ""  # a JWKS document with Google's signing keys
+    google_issuers: tuple[str, ...] = ("https://accounts.google.com", "accounts.google.com")
+    throttle_max_failures: int = 5
+    throttle_window_seconds: int = 900
+    throttle_address_max_failures: int = 20
+    admin_email: str = ""
+    admin_password: str = ""
+    # Wallet
+    welcome_grant: int = 1000
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """Settings from ``env`` (default: the process environment) plus explicit overrides.
+
+    ``DATABASE_URL`` and ``NATS_URL``/``REDIS_URL`` without the prefix are honoured too,
+    since deployment platforms commonly set those names.
+    """
+    source: Mapping[str, str] = os.environ if env is None else env
+    fields = {f.name: f for f in msgspec.structs.fields(Settings)}
+    raw: dict[str, object] = {}
+    for name in ("DATABASE_URL", "NATS_URL", "REDIS_URL"):
+        if name in source:
+            raw[name.lower()] = source[name]
+    for key, value in source.items():
+        if key.startswith(_PREFIX) and key[len(_PREFIX) :].lower() in fields:
+            raw[key[len(_PREFIX) :].lower()] = value
+    raw.update(overrides)
+    for name, value in list(raw.items()):
+        if isinstance(value, str) and name in fields and fields[name].type is not str:
+            raw[name] = _parse(value, fields[name].type)
+    return msgspec.convert(raw, Settings, strict=False)
+
+
+def _parse(value: str, type_: object) -> object:
+    if type_ == tuple[str, ...]:
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return value  # msgspec converts "8000" -> 8000 in non-strict mode
+
+
+def var_path(settings: Settings, *parts: str) -> Path:
+    path = Path(settings.var_dir, *parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,89 @@
+"""The service runner on a real nats-server: typed replies, typed errors, queue groups."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import pytest
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import RemoteError, Service, ServiceError, request
+from kalaro.bus.store import StaleVersion, VersionedStore
+
+
+class Add(msgspec.Struct):
+    a: int
+    b: int
+
+
+class Sum(msgspec.Struct):
+    total: int
+    replica: str
+
+
+async def _serve(nc: NATS, subject: str, replica: str) -> Service:
+    service = Service("adder")
+
+    async def add(req: Add) -> Sum:
+        if req.a < 0:
+            raise ServiceError("bad_request", "a must not be negative")
+        await asyncio.sleep(0.01)
+        return Sum(req.a + req.b, replica)
+
+    service.add(subject, Add, add)
+    await service.start(nc)
+    return service
+
+
+async def test_typed_reply_and_typed_error(nc: NATS, unique: str) -> None:
+    subject = f"test.{unique}.add"
+    service = await _serve(nc, subject, "r1")
+    assert (await request(nc, subject, Add(2, 3), Sum)).total == 5
+    with pytest.raises(RemoteError) as err:
+        await request(nc, subject, Add(-1, 3), Sum)
+    assert err.value.code == "bad_request"
+    await service.stop()
+
+
+async def test_malformed_request_gets_bad_request(nc: NATS, unique: str) -> None:
+    subject = f"test.{unique}.add"
+    service = await _serve(nc, subject, "r1")
+    reply = await nc.request(subject, b'{"a": "x"}', timeout=2)
+    assert reply.headers is not None
+    assert reply.headers["Kalaro-Error"] == "bad_request"
+    assert b"malformed request" in reply.data
+    await service.stop()
+
+
+async def test_no_responder_is_unavailable(nc: NATS, unique: str) -> None:
+    with pytest.raises(RemoteError) as err:
+        await request(nc, f"test.{unique}.nobody", Add(1, 1), Sum, timeout=0.5)
+    assert err.value.code == "unavailable"
+
+
+async def test_queue_group_spreads_requests_and_stop_drains(nc: NATS, unique: str) -> None:
+    subject = f"test.{unique}.add"
+    one = await _serve(nc, subject, "r1")
+    two = await _serve(nc, subject, "r2")
+    replies = await asyncio.gather(*(request(nc, subject, Add(i, 1), Sum) for i in range(60)))
+    assert [r.total for r in replies] == [i + 1 for i in range(60)]
+    assert {r.replica for r in replies} == {"r1", "r2"}  # each request answered once
+    await one.stop()
+    replies = await asyncio.gather(*(request(nc, subject, Add(i, 1), Sum) for i in range(10)))
+    assert {r.replica for r in replies} == {"r2"}
+    await two.stop()
+
+
+async def test_versioned_store_compare_and_set(redis: object, unique: str) -> None:
+    store = VersionedStore(redis, f"test:{unique}:")  # type: ignore[arg-type]
+    assert await store.get("t1") == (0, None)
+    assert await store.put("t1", 0, b"first") == 1
+    with pytest.raises(StaleVersion):
+        await store.put("t1", 0, b"racing writer")
+    assert await store.get("t1") == (1, b"first")
+    results = await asyncio.gather(
+        *(store.put("t1", 1, f"w{i}".encode()) for i in range(10)), return_exceptions=True
+    )
+    assert sum(1 for r in results if r == 2) == 1  # exactly one racer wins
+    assert sum(1 for r in results if isinstance(r, StaleVersion)) == 9
