@@ -60,9 +60,9 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         if key.startswith(_PREFIX) and key[len(_PREFIX) :].lower() in fields:
             raw[key[len(_PREFIX) :].lower()] = value
     raw.update(overrides)
-    for name, value in list(raw.items()):
-        if isinstance(value, str) and name in fields and fields[name].type is not str:
-            raw[name] = _parse(value, fields[name].type)
+    for name, raw_value in list(raw.items()):
+        if isinstance(raw_value, str) and name in fields and fields[name].type is not str:
+            raw[name] = _parse(raw_value, fields[name].type)
     return msgspec.convert(raw, Settings, strict=False)
 
 
