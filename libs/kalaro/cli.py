@@ -1,0 +1,35 @@
+"""The ``kalaro`` command: run the stack and operator chores."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kalaro", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("run", help="start nats, redis and every service on loopback")
+    admin = commands.add_parser("create-admin", help="create or promote an admin account")
+    admin.add_argument("--email", required=True)
+    admin.add_argument("--name", default="Admin")
+    admin.add_argument("--password", help="omit to generate a strong one (printed once)")
+    args = parser.parse_args(argv)
+
+    if args.command == "run":
+        from kalaro.launcher import run
+
+        return run()
+    if args.command == "create-admin":
+        command = [sys.executable, "-m", "services.auth", "create-admin"]
+        command += ["--email", args.email, "--name", args.name]
+        if args.password:
+            command += ["--password", args.password]
+        return subprocess.call(command, env=dict(os.environ))
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

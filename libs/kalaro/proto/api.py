@@ -1,0 +1,82 @@
+"""Client-facing REST bodies: what browsers, the mobile app and the SDK send.
+
+These are strict (unknown fields are refused) because the gateway faces untrusted
+clients; the gateway maps them onto the internal service messages, adding what
+only the server knows (the caller's identity and address). Replies reuse the
+service reply types from :mod:`kalaro.proto.auth` and :mod:`kalaro.proto.wallet`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+Email = Annotated[str, msgspec.Meta(min_length=3, max_length=254)]
+Password = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+Note = Annotated[str, msgspec.Meta(max_length=500)]
+Reason = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+Credits = Annotated[int, msgspec.Meta(gt=0, le=1_000_000)]
+
+
+class _Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    pass
+
+
+class SignUpBody(_Strict):
+    email: Email
+    password: Password
+    display_name: Name
+
+
+class SignInBody(_Strict):
+    email: Email
+    password: Password
+
+
+class GoogleSignInBody(_Strict):
+    id_token: Annotated[str, msgspec.Meta(min_length=1, max_length=8192)]
+
+
+class RefreshBody(_Strict):
+    refresh_token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+
+
+class HostRequestBody(_Strict):
+    note: Note = ""
+
+
+class CreditRequestBody(_Strict):
+    amount: Credits
+    note: Note = ""
+
+
+class DecisionBody(_Strict):
+    approve: bool
+    reason: Note = ""
+
+
+class AdjustBody(_Strict):
+    user_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    amount: Annotated[int, msgspec.Meta(ge=-1_000_000, le=1_000_000)]
+    reason: Reason
+    kind: Literal["grant", "adjust"] = "grant"
+
+
+class ErrorDetail(msgspec.Struct, frozen=True):
+    code: str
+    message: str
+
+
+class ErrorBody(msgspec.Struct, frozen=True):
+    """Every error the gateway returns: ``{"error": {"code": ..., "message": ...}}``."""
+
+    error: ErrorDetail
+
+
+class PublicConfig(msgspec.Struct, frozen=True):
+    """What a client needs before signing in."""
+
+    google_client_id: str
+    welcome_grant: int

@@ -1,0 +1,27 @@
+"""``python -m services.gateway``: serve the gateway with uvicorn."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+
+from kalaro.settings import load_settings
+from services.gateway.app import create_app
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = load_settings()
+    config = uvicorn.Config(
+        create_app(settings),
+        host=settings.http_host,
+        port=settings.http_port,
+        log_level="info",
+        proxy_headers=True,
+    )
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()

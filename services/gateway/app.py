@@ -1,0 +1,108 @@
+"""Build the gateway's Litestar app: routes, error mapping, OpenAPI, the web client."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from litestar import Litestar, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.static_files import create_static_files_router
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import RemoteError
+from kalaro.bus.runner import connect
+from kalaro.proto import errors as codes
+from kalaro.proto.api import ErrorBody, ErrorDetail
+from kalaro.settings import Settings
+from services.gateway import routes
+from services.gateway.security import KeyCache
+
+log = logging.getLogger("kalaro.gateway")
+
+WEB_DIR = Path(__file__).resolve().parents[2] / "web"
+
+
+def _error(status: int, code: str, message: str) -> Response[ErrorBody]:
+    return Response(ErrorBody(ErrorDetail(code, message)), status_code=status)
+
+
+def _on_remote_error(_: Request, exc: RemoteError) -> Response[ErrorBody]:  # type: ignore[type-arg]
+    return _error(codes.http_status(exc.code), exc.code, exc.message)
+
+
+def _on_validation_error(_: Request, exc: ValidationException) -> Response[ErrorBody]:  # type: ignore[type-arg]
+    detail = exc.detail
+    if isinstance(exc.extra, list) and exc.extra:
+        detail = "; ".join(
+            f"{e.get('key', '')}: {e.get('message', '')}".strip(": ")
+            for e in exc.extra
+            if isinstance(e, dict)
+        ) or detail
+    return _error(400, codes.BAD_REQUEST, f"invalid request: {detail}")
+
+
+def _on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:  # type: ignore[type-arg]
+    code = {401: codes.UNAUTHORIZED, 403: codes.FORBIDDEN, 404: codes.NOT_FOUND}.get(
+        exc.status_code, codes.BAD_REQUEST if exc.status_code < 500 else codes.INTERNAL
+    )
+    return _error(exc.status_code, code, str(exc.detail))
+
+
+def _on_unexpected(_: Request, exc: Exception) -> Response[ErrorBody]:  # type: ignore[type-arg]
+    log.exception("unhandled error", exc_info=exc)
+    return _error(500, codes.INTERNAL, "internal error")
+
+
+def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
+    """The gateway app; pass ``nc`` to share a connection (tests), else it connects."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        own = nc is None
+        client = await connect(settings.nats_url, "gateway") if own else nc
+        assert client is not None
+        app.state.nc = client
+        app.state.keys = KeyCache(client)
+        app.state.settings = settings
+        try:
+            yield
+        finally:
+            if own:
+                await client.drain()
+
+    handlers: list[object] = [
+        routes.AuthController,
+        routes.MeController,
+        routes.WalletController,
+        routes.AdminController,
+        routes.public_config,
+        routes.healthz,
+    ]
+    if WEB_DIR.is_dir():
+        handlers.append(
+            create_static_files_router(path="/", directories=[WEB_DIR], html_mode=True, name="web")
+        )
+    return Litestar(
+        route_handlers=handlers,  # type: ignore[arg-type]
+        lifespan=[lifespan],
+        exception_handlers={
+            RemoteError: _on_remote_error,
+            ValidationException: _on_validation_error,
+            HTTPException: _on_http_error,
+            Exception: _on_unexpected,
+        },
+        openapi_config=OpenAPIConfig(
+            title="KaLaro API",
+            version="0.1.0",
+            description="Tongits and Filipino Mahjong for fun credits. "
+            "Errors are always {\"error\": {\"code\", \"message\"}}.",
+            path="/schema",
+            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+        ),
+        debug=False,
+    )

@@ -1,0 +1,239 @@
+"""REST routes: authenticate, validate, forward over NATS. No business logic here.
+
+Each handler maps a strict client body onto the service message (adding what only
+the server knows: the caller's id from the verified token, their address) and
+returns the service's reply as it came.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, TypeVar
+
+import msgspec
+
+from litestar import Controller, Request, get, post
+from litestar.di import Provide
+from litestar.params import Parameter
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import request as bus_request
+from kalaro.proto import api, subjects
+from kalaro.proto import auth as a
+from kalaro.proto import wallet as w
+from kalaro.settings import Settings
+from kalaro.tokens import AccessClaims
+from services.gateway.security import authenticate, require_role
+
+
+def _nc(request: Request) -> NATS:  # type: ignore[type-arg]
+    nc: NATS = request.app.state.nc
+    return nc
+
+
+def _address(request: Request) -> str:  # type: ignore[type-arg]
+    return request.client.host if request.client else ""
+
+
+async def provide_claims(request: Request) -> AccessClaims:  # type: ignore[type-arg]
+    return await authenticate(request)
+
+
+async def provide_admin(request: Request) -> AccessClaims:  # type: ignore[type-arg]
+    claims = await authenticate(request)
+    require_role(claims, "admin")
+    return claims
+
+
+T = TypeVar("T")
+
+Limit = Annotated[int, Parameter(ge=1, le=200)]
+
+
+class AuthController(Controller):
+    path = "/api/auth"
+    tags = ["auth"]
+
+    @post("/sign-up", status_code=201, summary="Create an account and sign in")
+    async def sign_up(self, request: Request, data: api.SignUpBody) -> a.TokenPair:  # type: ignore[type-arg]
+        message = a.SignUp(data.email, data.password, data.display_name, _address(request))
+        return await forward(request, subjects.AUTH_SIGN_UP, message, a.TokenPair)
+
+    @post("/sign-in", status_code=200, summary="Sign in with email and password")
+    async def sign_in(self, request: Request, data: api.SignInBody) -> a.TokenPair:  # type: ignore[type-arg]
+        message = a.SignIn(data.email, data.password, _address(request))
+        return await forward(request, subjects.AUTH_SIGN_IN, message, a.TokenPair)
+
+    @post("/google", status_code=200, summary="Sign in with a Google ID token")
+    async def google(self, request: Request, data: api.GoogleSignInBody) -> a.TokenPair:  # type: ignore[type-arg]
+        message = a.GoogleSignIn(data.id_token, _address(request))
+        return await forward(request, subjects.AUTH_GOOGLE_SIGN_IN, message, a.TokenPair)
+
+    @post("/refresh", status_code=200, summary="Trade a refresh token for a new pair")
+    async def refresh(self, request: Request, data: api.RefreshBody) -> a.TokenPair:  # type: ignore[type-arg]
+        message = a.Refresh(data.refresh_token)
+        return await forward(request, subjects.AUTH_REFRESH, message, a.TokenPair)
+
+    @post("/sign-out", status_code=200, summary="Revoke a refresh token and its family")
+    async def sign_out(self, request: Request, data: api.RefreshBody) -> a.SignedOut:  # type: ignore[type-arg]
+        message = a.SignOut(data.refresh_token)
+        return await forward(request, subjects.AUTH_SIGN_OUT, message, a.SignedOut)
+
+
+class MeController(Controller):
+    path = "/api/me"
+    tags = ["me"]
+    dependencies = {"claims": Provide(provide_claims)}  # noqa: RUF012
+
+    @get("/", summary="My profile")
+    async def profile(self, request: Request, claims: AccessClaims) -> a.UserProfile:  # type: ignore[type-arg]
+        return await forward(
+            request, subjects.AUTH_PROFILE, a.GetProfile(claims.user_id), a.UserProfile
+        )
+
+    @post("/host-request", status_code=201, summary="Ask an admin for host access")
+    async def host_request(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        data: api.HostRequestBody,
+    ) -> a.HostRequest:
+        message = a.RequestHost(claims.user_id, data.note)
+        return await forward(request, subjects.AUTH_REQUEST_HOST, message, a.HostRequest)
+
+
+class WalletController(Controller):
+    path = "/api/wallet"
+    tags = ["wallet"]
+    dependencies = {"claims": Provide(provide_claims)}  # noqa: RUF012
+
+    @get("/", summary="My balance, holds and available credits")
+    async def balance(self, request: Request, claims: AccessClaims) -> w.Balance:  # type: ignore[type-arg]
+        return await forward(
+            request, subjects.WALLET_BALANCE, w.GetBalance(claims.user_id), w.Balance
+        )
+
+    @get("/history", summary="My ledger entries, newest first")
+    async def history(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        limit: Limit = 50,
+        before: int | None = None,
+    ) -> w.History:
+        message = w.GetHistory(claims.user_id, limit=limit, before=before)
+        return await forward(request, subjects.WALLET_HISTORY, message, w.History)
+
+    @post("/credit-requests", status_code=201, summary="Ask an admin for credits")
+    async def request_credits(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        data: api.CreditRequestBody,
+    ) -> w.CreditRequest:
+        message = w.RequestCredits(claims.user_id, data.amount, data.note)
+        return await forward(request, subjects.WALLET_REQUEST_CREDITS, message, w.CreditRequest)
+
+    @get("/credit-requests", summary="My credit requests")
+    async def my_credit_requests(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        limit: Limit = 50,
+    ) -> w.CreditRequestList:
+        message = w.ListCreditRequests(status=None, user_id=claims.user_id, limit=limit)
+        return await forward(
+            request, subjects.WALLET_LIST_CREDIT_REQUESTS, message, w.CreditRequestList
+        )
+
+
+class AdminController(Controller):
+    path = "/api/admin"
+    tags = ["admin"]
+    dependencies = {"admin": Provide(provide_admin)}  # noqa: RUF012
+
+    @get("/credit-requests", summary="Credit requests (pending by default)")
+    async def credit_requests(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        admin: AccessClaims,
+        status: w.RequestStatus | None = "pending",
+        limit: Limit = 50,
+        offset: Annotated[int, Parameter(ge=0)] = 0,
+    ) -> w.CreditRequestList:
+        message = w.ListCreditRequests(status=status, limit=limit, offset=offset)
+        return await forward(
+            request, subjects.WALLET_LIST_CREDIT_REQUESTS, message, w.CreditRequestList
+        )
+
+    @post("/credit-requests/{request_id:str}/decision", status_code=200)
+    async def decide_credit_request(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        admin: AccessClaims,
+        request_id: str,
+        data: api.DecisionBody,
+    ) -> w.CreditRequest:
+        message = w.DecideCreditRequest(request_id, admin.user_id, data.approve, data.reason)
+        return await forward(
+            request, subjects.WALLET_DECIDE_CREDIT_REQUEST, message, w.CreditRequest
+        )
+
+    @post("/grants", status_code=201, summary="Grant or adjust a player's credits")
+    async def adjust(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        admin: AccessClaims,
+        data: api.AdjustBody,
+    ) -> w.Adjusted:
+        message = w.Adjust(admin.user_id, data.user_id, data.amount, data.reason, data.kind)
+        return await forward(request, subjects.WALLET_ADJUST, message, w.Adjusted)
+
+    @get("/host-requests", summary="Host access requests (pending by default)")
+    async def host_requests(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        admin: AccessClaims,
+        status: a.RequestStatus | None = "pending",
+        limit: Limit = 50,
+        offset: Annotated[int, Parameter(ge=0)] = 0,
+    ) -> a.HostRequestList:
+        message = a.ListHostRequests(status=status, limit=limit, offset=offset)
+        return await forward(
+            request, subjects.AUTH_LIST_HOST_REQUESTS, message, a.HostRequestList
+        )
+
+    @post("/host-requests/{request_id:str}/decision", status_code=200)
+    async def decide_host_request(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        admin: AccessClaims,
+        request_id: str,
+        data: api.DecisionBody,
+    ) -> a.HostRequest:
+        message = a.DecideHostRequest(request_id, admin.user_id, data.approve, data.reason)
+        return await forward(request, subjects.AUTH_DECIDE_HOST_REQUEST, message, a.HostRequest)
+
+    @get("/audit", summary="Check the ledger's books")
+    async def audit(self, request: Request, admin: AccessClaims) -> w.AuditReport:  # type: ignore[type-arg]
+        return await forward(request, subjects.WALLET_AUDIT, w.Audit(), w.AuditReport)
+
+
+@get("/api/config", tags=["meta"], summary="Public settings a client needs before sign-in")
+async def public_config(request: Request) -> api.PublicConfig:  # type: ignore[type-arg]
+    settings: Settings = request.app.state.settings
+    return api.PublicConfig(settings.google_client_id, settings.welcome_grant)
+
+
+@get("/healthz", tags=["meta"], summary="Liveness: 200 while NATS is connected")
+async def healthz(request: Request) -> dict[str, object]:  # type: ignore[type-arg]
+    return {"service": "gateway", "nats": _nc(request).is_connected}
+
+
+async def forward(
+    request: Request,  # type: ignore[type-arg]
+    subject: str,
+    message: msgspec.Struct,
+    reply_type: type[T],
+) -> T:
+    """Send the service message and hand back its reply (errors become HTTP errors)."""
+    return await bus_request(_nc(request), subject, message, reply_type)
