@@ -32,6 +32,39 @@ WALLET_SETTLE = "wallet.settle"
 WALLET_VOID = "wallet.void"
 WALLET_AUDIT = "wallet.audit"
 
+# --- lobby: tables, seats, readiness, chat ----------------------------------------
+LOBBY_CREATE_TABLE = "lobby.tables.create"
+LOBBY_LIST_TABLES = "lobby.tables.list"
+LOBBY_GET_TABLE = "lobby.tables.get"
+LOBBY_SIT = "lobby.seats.sit"
+LOBBY_LEAVE = "lobby.seats.leave"
+LOBBY_LEAVE_AFTER_HAND = "lobby.seats.leave_after_hand"
+LOBBY_SET_READY = "lobby.seats.ready"
+LOBBY_REMOVE_PLAYER = "lobby.seats.remove"
+LOBBY_DEAL = "lobby.tables.deal"
+LOBBY_END_TABLE = "lobby.tables.end"
+LOBBY_CANCEL_TABLE = "lobby.tables.cancel"
+LOBBY_SET_CHAT = "lobby.chat.set"
+LOBBY_SEND_CHAT = "lobby.chat.send"
+
+
+# --- engine workers: one queue group per game --------------------------------------
+def engine_start(game: str) -> str:
+    return f"engine.{game}.start"
+
+
+def engine_act(game: str) -> str:
+    return f"engine.{game}.act"
+
+
+def engine_view(game: str) -> str:
+    return f"engine.{game}.view"
+
+
+def engine_cancel(game: str) -> str:
+    return f"engine.{game}.cancel"
+
+
 # --- durable streams (JetStream) ---------------------------------------------------
 # Hand outcomes on their way to the wallet: published with Nats-Msg-Id = hand id.
 RESULTS_STREAM = "RESULTS"
@@ -43,6 +76,8 @@ EVENTS_STREAM = "EVENTS"
 EVENTS_SUBJECTS = "events.>"
 USER_REGISTERED = "events.auth.user_registered"
 WALLET_USERS_CONSUMER = "wallet-users"
+HAND_FINISHED = "events.hand.finished"
+LOBBY_HANDS_CONSUMER = "lobby-hands"
 
 
 def hand_result(hand_id: str) -> str:

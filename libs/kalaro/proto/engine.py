@@ -1,0 +1,90 @@
+"""Messages of the engine workers (subjects ``engine.<game>.*``).
+
+A worker is stateless between messages: a hand's record (options, seats, engine
+state, seed, action log) lives in Redis under a version; every action names the
+version it was made against and is applied by compare-and-set. ``action`` is kept
+raw here and decoded by the game's own action union, so this module needs no
+knowledge of any game.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Player(msgspec.Struct, frozen=True):
+    user_id: str
+    display_name: str
+    is_bot: bool = False
+
+
+class StartHand(msgspec.Struct, frozen=True):
+    """Lobby → engine, after every hold is placed: deal a new hand."""
+
+    table_id: str
+    hand_id: str
+    options: dict[str, Any]
+    bet: int
+    players: tuple[Player, ...]  # index = seat
+    server_seed: str  # hex; committed (sha256) before players added entropy
+    entropy: tuple[str, ...]  # per seat, as given with Ready
+    dealer: int | None = None
+
+
+class HandStarted(msgspec.Struct, frozen=True):
+    hand_id: str
+    version: int
+
+
+class Act(msgspec.Struct, frozen=True):
+    """A player's move. The worker finds the seat from ``user_id``, never trusts a seat."""
+
+    table_id: str
+    user_id: str
+    version: int
+    action: msgspec.Raw
+
+
+class Acted(msgspec.Struct, frozen=True):
+    hand_id: str
+    version: int  # the hand's version after the action
+
+
+class GetView(msgspec.Struct, frozen=True):
+    """A full view for one socket: ``user_id`` seated → that seat's view, else public."""
+
+    table_id: str
+    user_id: str | None = None
+
+
+class CancelHand(msgspec.Struct, frozen=True):
+    """Lobby → engine: the table was cancelled; void the hand (no credits move)."""
+
+    table_id: str
+    hand_id: str
+
+
+class HandCancelled(msgspec.Struct, frozen=True):
+    hand_id: str
+    voided: bool
+
+
+class HandRecord(msgspec.Struct, frozen=True):
+    """Everything needed to re-derive and replay a finished hand (``kalaro verify``)."""
+
+    game: str
+    table_id: str
+    hand_id: str
+    options: dict[str, Any]
+    bet: int
+    players: tuple[Player, ...]
+    dealer: int | None
+    seed_commitment: str
+    server_seed: str
+    entropy: tuple[str, ...]
+    actions: tuple[tuple[int, Any], ...]  # (seat, action as the engine's JSON)
+    initial_hands: tuple[Any, ...]  # each seat's dealt cards/tiles, as the views showed
+    result: Any
+    payments: tuple[int, ...]  # credits per seat

@@ -1,0 +1,160 @@
+"""Messages of the lobby service (subjects ``lobby.*``): tables, seats, readiness, chat.
+
+A table record lives in Redis, versioned and written by compare-and-set; any lobby
+replica can serve any table. ``TableInfo`` is the public projection everyone may see;
+the invite code, the next hand's secret server seed and players' entropy never
+appear in it. Requests carry the caller's identity as the gateway verified it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+Game = Literal["tongits", "mahjong", "kawuxing"]
+TableStatus = Literal["waiting", "dealing", "playing", "ended", "cancelled"]
+
+
+class SeatInfo(msgspec.Struct, frozen=True):
+    user_id: str
+    display_name: str
+    ready: bool = False
+    leave_after_hand: bool = False
+    is_bot: bool = False
+
+
+class TableInfo(msgspec.Struct, frozen=True):
+    table_id: str
+    game: Game
+    ruleset: str
+    options: dict[str, Any]  # the engine's full options for this table (house rules)
+    bet: int
+    max_loss: int  # credits a seat must have available: the ruleset's max loss x bet
+    private: bool
+    chat_enabled: bool
+    host_id: str
+    host_name: str
+    seats: tuple[SeatInfo | None, ...]
+    status: TableStatus
+    hand_no: int  # hands dealt so far
+    created_at: str
+    version: int = 0
+    hand_id: str | None = None  # the hand in progress, if any
+    dealer: int | None = None  # dealer of the next (or current) hand; None: chosen by seed
+    seed_commitment: str = ""  # sha256 hex of the next hand's server seed
+    practice: bool = False  # zero-bet table with bots (issue: bots)
+
+
+class Caller(msgspec.Struct, frozen=True):
+    """Who asks, as the gateway verified from the access token."""
+
+    user_id: str
+    display_name: str
+    roles: tuple[str, ...] = ("player",)
+
+
+class CreateTable(msgspec.Struct, frozen=True):
+    caller: Caller
+    game: Game
+    bet: int
+    ruleset: str = "kalaro"
+    options: dict[str, Any] = {}
+    private: bool = False
+    chat_enabled: bool = True
+
+
+class TableCreated(msgspec.Struct, frozen=True):
+    table: TableInfo
+    invite_code: str | None = None  # only for private tables; shown to the host once
+
+
+class ListTables(msgspec.Struct, frozen=True):
+    game: Game | None = None
+    open_seats_only: bool = False
+    limit: int = 50
+
+
+class TableList(msgspec.Struct, frozen=True):
+    tables: tuple[TableInfo, ...]
+
+
+class GetTable(msgspec.Struct, frozen=True):
+    table_id: str
+
+
+class Sit(msgspec.Struct, frozen=True):
+    caller: Caller
+    table_id: str
+    seat: int | None = None  # None: the first free seat
+    invite_code: str | None = None
+
+
+class Leave(msgspec.Struct, frozen=True):
+    """Leave now (between hands only)."""
+
+    caller: Caller
+    table_id: str
+
+
+class LeaveAfterHand(msgspec.Struct, frozen=True):
+    caller: Caller
+    table_id: str
+    leave: bool = True
+
+
+class SetReady(msgspec.Struct, frozen=True):
+    caller: Caller
+    table_id: str
+    ready: bool = True
+    entropy: str = ""  # the player's own contribution to the next shuffle (<= 64 chars)
+
+
+class Deal(msgspec.Struct, frozen=True):
+    caller: Caller
+    table_id: str
+
+
+class RemovePlayer(msgspec.Struct, frozen=True):
+    caller: Caller
+    table_id: str
+    seat: int
+
+
+class EndTable(msgspec.Struct, frozen=True):
+    """Close the table between hands."""
+
+    caller: Caller
+    table_id: str
+
+
+class CancelTable(msgspec.Struct, frozen=True):
+    """Close the table now; a hand in progress is voided (holds released)."""
+
+    caller: Caller
+    table_id: str
+
+
+class SetChat(msgspec.Struct, frozen=True):
+    caller: Caller
+    table_id: str
+    enabled: bool
+
+
+class SendChat(msgspec.Struct, frozen=True):
+    caller: Caller
+    table_id: str
+    text: str
+
+
+class ChatSent(msgspec.Struct, frozen=True):
+    text: str  # as posted, offensive words masked
+
+
+class HandFinished(msgspec.Struct, frozen=True):
+    """Engine → lobby (EVENTS stream, subject ``events.hand.finished``): back to waiting."""
+
+    table_id: str
+    hand_id: str
+    next_dealer: int | None
+    voided: bool = False
