@@ -20,7 +20,9 @@ from kalaro.proto import errors as codes
 from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.settings import Settings
 from services.gateway import routes
+from services.gateway.hub import Hub
 from services.gateway.security import KeyCache
+from services.gateway.ws import ws_endpoint
 
 log = logging.getLogger("kalaro.gateway")
 
@@ -38,11 +40,14 @@ def _on_remote_error(_: Request, exc: RemoteError) -> Response[ErrorBody]:  # ty
 def _on_validation_error(_: Request, exc: ValidationException) -> Response[ErrorBody]:  # type: ignore[type-arg]
     detail = exc.detail
     if isinstance(exc.extra, list) and exc.extra:
-        detail = "; ".join(
-            f"{e.get('key', '')}: {e.get('message', '')}".strip(": ")
-            for e in exc.extra
-            if isinstance(e, dict)
-        ) or detail
+        detail = (
+            "; ".join(
+                f"{e.get('key', '')}: {e.get('message', '')}".strip(": ")
+                for e in exc.extra
+                if isinstance(e, dict)
+            )
+            or detail
+        )
     return _error(400, codes.BAD_REQUEST, f"invalid request: {detail}")
 
 
@@ -68,6 +73,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         assert client is not None
         app.state.nc = client
         app.state.keys = KeyCache(client)
+        app.state.hub = Hub(client)
         app.state.settings = settings
         try:
             yield
@@ -80,6 +86,8 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes.MeController,
         routes.WalletController,
         routes.AdminController,
+        routes.TablesController,
+        ws_endpoint,
         routes.public_config,
         routes.healthz,
     ]
@@ -100,7 +108,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
             title="KaLaro API",
             version="0.1.0",
             description="Tongits and Filipino Mahjong for fun credits. "
-            "Errors are always {\"error\": {\"code\", \"message\"}}.",
+            'Errors are always {"error": {"code", "message"}}.',
             path="/schema",
             render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
         ),

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Annotated, TypeVar
 
 import msgspec
-
 from litestar import Controller, Request, get, post
 from litestar.di import Provide
 from litestar.params import Parameter
@@ -19,6 +18,7 @@ from nats.aio.client import Client as NATS
 from kalaro.bus import request as bus_request
 from kalaro.proto import api, subjects
 from kalaro.proto import auth as a
+from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
@@ -82,7 +82,7 @@ class AuthController(Controller):
 class MeController(Controller):
     path = "/api/me"
     tags = ["me"]
-    dependencies = {"claims": Provide(provide_claims)}  # noqa: RUF012
+    dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="My profile")
     async def profile(self, request: Request, claims: AccessClaims) -> a.UserProfile:  # type: ignore[type-arg]
@@ -104,7 +104,7 @@ class MeController(Controller):
 class WalletController(Controller):
     path = "/api/wallet"
     tags = ["wallet"]
-    dependencies = {"claims": Provide(provide_claims)}  # noqa: RUF012
+    dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="My balance, holds and available credits")
     async def balance(self, request: Request, claims: AccessClaims) -> w.Balance:  # type: ignore[type-arg]
@@ -149,7 +149,7 @@ class WalletController(Controller):
 class AdminController(Controller):
     path = "/api/admin"
     tags = ["admin"]
-    dependencies = {"admin": Provide(provide_admin)}  # noqa: RUF012
+    dependencies = {"admin": Provide(provide_admin)}
 
     @get("/credit-requests", summary="Credit requests (pending by default)")
     async def credit_requests(
@@ -198,9 +198,7 @@ class AdminController(Controller):
         offset: Annotated[int, Parameter(ge=0)] = 0,
     ) -> a.HostRequestList:
         message = a.ListHostRequests(status=status, limit=limit, offset=offset)
-        return await forward(
-            request, subjects.AUTH_LIST_HOST_REQUESTS, message, a.HostRequestList
-        )
+        return await forward(request, subjects.AUTH_LIST_HOST_REQUESTS, message, a.HostRequestList)
 
     @post("/host-requests/{request_id:str}/decision", status_code=200)
     async def decide_host_request(
@@ -237,3 +235,147 @@ async def forward(
 ) -> T:
     """Send the service message and hand back its reply (errors become HTTP errors)."""
     return await bus_request(_nc(request), subject, message, reply_type)
+
+
+TableId = Annotated[str, Parameter(min_length=1, max_length=64)]
+
+
+def _caller(claims: AccessClaims) -> lb.Caller:
+    return lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
+
+
+class TablesController(Controller):
+    """Tables: list and watch (anyone signed in), sit and ready (players), run (hosts)."""
+
+    path = "/api/tables"
+    tags = ["tables"]
+    dependencies = {"claims": Provide(provide_claims)}
+
+    @get("/", summary="Open tables, optionally by game or with free seats")
+    async def list_tables(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        game: lb.Game | None = None,
+        open_seats: bool = False,
+        limit: Limit = 50,
+    ) -> lb.TableList:
+        message = lb.ListTables(game=game, open_seats_only=open_seats, limit=limit)
+        return await forward(request, subjects.LOBBY_LIST_TABLES, message, lb.TableList)
+
+    @post("/", status_code=201, summary="Create a table (hosts)")
+    async def create(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        data: api.CreateTableBody,
+    ) -> lb.TableCreated:
+        message = lb.CreateTable(
+            _caller(claims), data.game, data.bet, data.ruleset, data.options,
+            data.private, data.chat_enabled,
+        )  # fmt: skip
+        return await forward(request, subjects.LOBBY_CREATE_TABLE, message, lb.TableCreated)
+
+    @get("/{table_id:str}", summary="One table")
+    async def get_table(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+    ) -> lb.TableInfo:
+        return await forward(request, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo)
+
+    @post("/{table_id:str}/sit", status_code=200, summary="Sit down (needs the max loss)")
+    async def sit(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+        data: api.SitBody,
+    ) -> lb.TableInfo:
+        message = lb.Sit(_caller(claims), table_id, data.seat, data.invite_code)
+        return await forward(request, subjects.LOBBY_SIT, message, lb.TableInfo)
+
+    @post("/{table_id:str}/leave", status_code=200, summary="Leave between hands")
+    async def leave(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+    ) -> lb.TableInfo:
+        message = lb.Leave(_caller(claims), table_id)
+        return await forward(request, subjects.LOBBY_LEAVE, message, lb.TableInfo)
+
+    @post("/{table_id:str}/leave-after-hand", status_code=200)
+    async def leave_after_hand(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+        data: api.LeaveAfterHandBody,
+    ) -> lb.TableInfo:
+        message = lb.LeaveAfterHand(_caller(claims), table_id, data.leave)
+        return await forward(request, subjects.LOBBY_LEAVE_AFTER_HAND, message, lb.TableInfo)
+
+    @post("/{table_id:str}/ready", status_code=200, summary="I am ready (with my entropy)")
+    async def ready(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+        data: api.ReadyBody,
+    ) -> lb.TableInfo:
+        message = lb.SetReady(_caller(claims), table_id, data.ready, data.entropy)
+        return await forward(request, subjects.LOBBY_SET_READY, message, lb.TableInfo)
+
+    @post("/{table_id:str}/deal", status_code=200, summary="Deal the next hand (host)")
+    async def deal(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+    ) -> lb.TableInfo:
+        message = lb.Deal(_caller(claims), table_id)
+        return await forward(request, subjects.LOBBY_DEAL, message, lb.TableInfo)
+
+    @post("/{table_id:str}/remove", status_code=200, summary="Remove a player (host)")
+    async def remove(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+        data: api.RemovePlayerBody,
+    ) -> lb.TableInfo:
+        message = lb.RemovePlayer(_caller(claims), table_id, data.seat)
+        return await forward(request, subjects.LOBBY_REMOVE_PLAYER, message, lb.TableInfo)
+
+    @post("/{table_id:str}/end", status_code=200, summary="End the table between hands (host)")
+    async def end(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+    ) -> lb.TableInfo:
+        message = lb.EndTable(_caller(claims), table_id)
+        return await forward(request, subjects.LOBBY_END_TABLE, message, lb.TableInfo)
+
+    @post("/{table_id:str}/cancel", status_code=200, summary="Cancel now; voids the hand (host)")
+    async def cancel(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+    ) -> lb.TableInfo:
+        message = lb.CancelTable(_caller(claims), table_id)
+        return await forward(request, subjects.LOBBY_CANCEL_TABLE, message, lb.TableInfo)
+
+    @post("/{table_id:str}/chat-setting", status_code=200, summary="Turn chat on or off (host)")
+    async def chat_setting(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+        data: api.ChatSettingBody,
+    ) -> lb.TableInfo:
+        message = lb.SetChat(_caller(claims), table_id, data.enabled)
+        return await forward(request, subjects.LOBBY_SET_CHAT, message, lb.TableInfo)

@@ -33,7 +33,9 @@ class KeyCache:
         async with self._lock:
             stale = time.monotonic() - self._fetched_at > _REFETCH_SECONDS
             if self._keys is None or (refresh and stale):
-                self._keys = await request(self._nc, subjects.AUTH_PUBLIC_KEYS, GetPublicKeys(), PublicKeys)
+                self._keys = await request(
+                    self._nc, subjects.AUTH_PUBLIC_KEYS, GetPublicKeys(), PublicKeys
+                )
                 self._fetched_at = time.monotonic()
             return self._keys
 

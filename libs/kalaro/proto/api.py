@@ -8,7 +8,7 @@ service reply types from :mod:`kalaro.proto.auth` and :mod:`kalaro.proto.wallet`
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -80,3 +80,38 @@ class PublicConfig(msgspec.Struct, frozen=True):
 
     google_client_id: str
     welcome_grant: int
+
+
+# --- tables (lobby) ------------------------------------------------------------------
+Bet = Annotated[int, msgspec.Meta(ge=0, le=100_000)]
+
+
+class CreateTableBody(_Strict):
+    game: Literal["tongits", "mahjong", "kawuxing"]
+    bet: Bet
+    ruleset: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] = "kalaro"
+    options: dict[str, Any] = {}
+    private: bool = False
+    chat_enabled: bool = True
+
+
+class SitBody(_Strict):
+    seat: Annotated[int, msgspec.Meta(ge=0, le=7)] | None = None
+    invite_code: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+
+
+class ReadyBody(_Strict):
+    ready: bool = True
+    entropy: Annotated[str, msgspec.Meta(max_length=64)] = ""
+
+
+class LeaveAfterHandBody(_Strict):
+    leave: bool = True
+
+
+class RemovePlayerBody(_Strict):
+    seat: Annotated[int, msgspec.Meta(ge=0, le=7)]
+
+
+class ChatSettingBody(_Strict):
+    enabled: bool

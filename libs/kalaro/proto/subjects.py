@@ -96,6 +96,11 @@ def table_public(table_id: str) -> str:
     return f"table.{table_id}.public"
 
 
+def table_all(table_id: str) -> str:
+    """Everything published for a table (what one gateway process subscribes to)."""
+    return f"table.{table_id}.>"
+
+
 def table_events(table_id: str) -> str:
     """Table-level changes (sits, readies, chat, results) that everyone may see."""
     return f"table.{table_id}.events"

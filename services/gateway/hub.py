@@ -1,0 +1,195 @@
+"""WebSocket fan-out: one NATS subscription per table per gateway process.
+
+Engines and the lobby publish finished client frames on per-table subjects:
+``table.<id>.seat.<n>`` (one seat's private view), ``table.<id>.public`` (the
+audience view) and ``table.<id>.events`` (table changes, chat, results). A
+:class:`TableFeed` subscribes to all three for a table and forwards the bytes: a
+seat's frames only to the sockets of the user sitting there, public frames only to
+spectators. Another player's concealed cards never reach a socket because no socket
+is ever attached to another seat's subject.
+
+Each socket has a bounded outbound queue drained by its own writer task, so one
+slow client can never stall the fan-out; a client that falls too far behind is
+disconnected and, on reconnecting, gets a full view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+import msgspec
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+from kalaro.proto import subjects
+from kalaro.proto.lobby import TableInfo
+from kalaro.proto.ws import TableChanged
+
+log = logging.getLogger("kalaro.gateway.hub")
+
+_table_changed = msgspec.json.Decoder(TableChanged)
+_TABLE_FRAME_PREFIX = b'{"type":"table"'
+
+OUTBOX_LIMIT = 256
+
+
+class Connection:
+    """One client socket: who it is, what it watches, and its outbound queue."""
+
+    def __init__(self, user_id: str, display_name: str, send: Callable[[bytes], Awaitable[None]]):
+        self.user_id = user_id
+        self.display_name = display_name
+        self._send = send
+        self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue(OUTBOX_LIMIT)
+        self._writer: asyncio.Task[None] | None = None
+        self.seats: dict[str, int | None] = {}  # table id -> seat (None: spectator)
+        self.closed = asyncio.Event()
+
+    def start(self) -> None:
+        self._writer = asyncio.create_task(self._write_loop())
+
+    def push(self, frame: bytes) -> None:
+        if self.closed.is_set():
+            return
+        try:
+            self._outbox.put_nowait(frame)
+        except asyncio.QueueFull:
+            log.warning("socket of %s is too slow; disconnecting it", self.user_id)
+            self.close()
+
+    def close(self) -> None:
+        if not self.closed.is_set():
+            self.closed.set()
+            with contextlib.suppress(asyncio.QueueFull):
+                self._outbox.put_nowait(None)
+
+    async def wait_closed(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+
+    async def _write_loop(self) -> None:
+        try:
+            while True:
+                frame = await self._outbox.get()
+                if frame is None:
+                    return
+                await self._send(frame)
+        except Exception:
+            log.debug("socket write failed", exc_info=True)
+        finally:
+            self.closed.set()
+
+
+def seat_of(table: TableInfo, user_id: str) -> int | None:
+    for index, seat in enumerate(table.seats):
+        if seat is not None and seat.user_id == user_id:
+            return index
+    return None
+
+
+class TableFeed:
+    def __init__(self, table: TableInfo) -> None:
+        self.table_id = table.table_id
+        self.game = table.game
+        self.table = table
+        self.seated: dict[int, set[Connection]] = {}
+        self.spectators: set[Connection] = set()
+        self.subscription: Subscription | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.spectators and not any(self.seated.values())
+
+    def attach(self, conn: Connection) -> int | None:
+        self.detach(conn)
+        seat = seat_of(self.table, conn.user_id)
+        if seat is None:
+            self.spectators.add(conn)
+        else:
+            self.seated.setdefault(seat, set()).add(conn)
+        conn.seats[self.table_id] = seat
+        return seat
+
+    def detach(self, conn: Connection) -> None:
+        self.spectators.discard(conn)
+        for sockets in self.seated.values():
+            sockets.discard(conn)
+
+    def everyone(self) -> list[Connection]:
+        out = list(self.spectators)
+        for sockets in self.seated.values():
+            out.extend(sockets)
+        return out
+
+    def on_message(self, msg: Msg) -> None:
+        kind = msg.subject.rsplit(".", 2)
+        if kind[-2] == "seat":
+            for conn in list(self.seated.get(int(kind[-1]), ())):
+                conn.push(msg.data)
+        elif kind[-1] == "public":
+            for conn in list(self.spectators):
+                conn.push(msg.data)
+        elif kind[-1] == "events":
+            if msg.data.startswith(_TABLE_FRAME_PREFIX):
+                self._reseat(_table_changed.decode(msg.data).table)
+            for conn in self.everyone():
+                conn.push(msg.data)
+
+    def _reseat(self, table: TableInfo) -> None:
+        """Someone sat down or left: move sockets between their seat and the audience."""
+        self.table = table
+        for conn in self.everyone():
+            self.attach(conn)
+
+
+class Hub:
+    def __init__(self, nc: NATS) -> None:
+        self._nc = nc
+        self._feeds: dict[str, TableFeed] = {}
+        self._lock = asyncio.Lock()
+
+    def feed(self, table_id: str) -> TableFeed | None:
+        return self._feeds.get(table_id)
+
+    async def join(self, conn: Connection, table: TableInfo) -> int | None:
+        async with self._lock:
+            feed = self._feeds.get(table.table_id)
+            if feed is None:
+                feed = TableFeed(table)
+                feed.subscription = await self._nc.subscribe(
+                    subjects.table_all(table.table_id), cb=self._callback(feed)
+                )
+                self._feeds[table.table_id] = feed
+            else:
+                feed.table = table if table.version >= feed.table.version else feed.table
+            return feed.attach(conn)
+
+    async def leave(self, conn: Connection, table_id: str) -> None:
+        async with self._lock:
+            conn.seats.pop(table_id, None)
+            feed = self._feeds.get(table_id)
+            if feed is None:
+                return
+            feed.detach(conn)
+            if feed.empty:
+                del self._feeds[table_id]
+                if feed.subscription is not None:
+                    with contextlib.suppress(Exception):
+                        await feed.subscription.unsubscribe()
+
+    async def leave_all(self, conn: Connection) -> None:
+        for table_id in list(conn.seats):
+            await self.leave(conn, table_id)
+
+    @staticmethod
+    def _callback(feed: TableFeed) -> Callable[[Msg], Awaitable[None]]:
+        async def on_message(msg: Msg) -> None:
+            feed.on_message(msg)
+
+        return on_message

@@ -1,0 +1,194 @@
+"""``/ws``: one WebSocket per client — table views, moves, chat — over the hub.
+
+Authenticate on connect with the access token (``?token=`` — browsers cannot set
+headers on a WebSocket — or an ``Authorization`` header), then exchange the frames
+of :mod:`kalaro.proto.ws`. Every bad frame gets an ``error`` frame with a stable code
+and changes nothing; the socket stays open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+import msgspec
+from litestar import WebSocket, websocket
+from litestar.exceptions import WebSocketDisconnect
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import RemoteError
+from kalaro.bus import request as bus_request
+from kalaro.proto import engine as e
+from kalaro.proto import errors as codes
+from kalaro.proto import lobby as lb
+from kalaro.proto import subjects
+from kalaro.proto import ws as w
+from kalaro.tokens import AccessClaims, TokenError
+from services.gateway.hub import Connection, Hub
+from services.gateway.security import KeyCache
+
+log = logging.getLogger("kalaro.gateway.ws")
+
+HEARTBEAT_SECONDS = 20
+IDLE_LIMIT_SECONDS = 3 * HEARTBEAT_SECONDS
+RATE_PER_SECOND = 20.0
+RATE_BURST = 40.0
+
+_frames = msgspec.json.Decoder(w.AnyClientFrame)
+_encode = msgspec.json.Encoder().encode
+
+
+class TokenBucket:
+    def __init__(self, rate: float = RATE_PER_SECOND, burst: float = RATE_BURST) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Session:
+    """The frames of one socket, handled with the gateway's shared dependencies."""
+
+    def __init__(self, nc: NATS, hub: Hub, conn: Connection, claims: AccessClaims) -> None:
+        self.nc = nc
+        self.hub = hub
+        self.conn = conn
+        self.caller = lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
+
+    def send(self, frame: w.ServerFrame) -> None:
+        self.conn.push(_encode(frame))
+
+    async def handle(self, raw: bytes) -> None:
+        try:
+            frame = _frames.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            self.send(w.Error(codes.BAD_REQUEST, f"malformed frame: {exc}"))
+            return
+        try:
+            await self.dispatch(frame)
+        except RemoteError as exc:
+            self.send(w.Error(exc.code, exc.message, getattr(frame, "ref", None)))
+
+    async def dispatch(self, frame: w.AnyClientFrame) -> None:
+        match frame:
+            case w.Ping(ref=ref):
+                self.send(w.Pong(ref))
+            case w.Subscribe(table_id=table_id, ref=ref):
+                await self.subscribe(table_id, ref)
+            case w.Unsubscribe(table_id=table_id, ref=ref):
+                await self.hub.leave(self.conn, table_id)
+                self.send(w.Unsubscribed(table_id, ref))
+            case w.Resync(table_id=table_id, ref=ref):
+                self.require_subscribed(table_id)
+                await self.send_view(table_id)
+            case w.Act(table_id=table_id, version=version, action=action, ref=ref):
+                await self.act(table_id, version, action, ref)
+            case w.Chat(table_id=table_id, text=text, ref=ref):
+                self.require_subscribed(table_id)
+                message = lb.SendChat(self.caller, table_id, text)
+                await bus_request(self.nc, subjects.LOBBY_SEND_CHAT, message, lb.ChatSent)
+                self.send(w.Ack(ref))
+
+    def require_subscribed(self, table_id: str) -> None:
+        if table_id not in self.conn.seats or self.hub.feed(table_id) is None:
+            raise RemoteError("not_subscribed", f"subscribe to table {table_id} first")
+
+    async def subscribe(self, table_id: str, ref: int | None) -> None:
+        table = await bus_request(
+            self.nc, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo
+        )
+        seat = await self.hub.join(self.conn, table)
+        self.send(w.Subscribed(table, seat, ref))
+        if table.hand_id is not None:
+            await self.send_view(table_id)
+
+    async def send_view(self, table_id: str) -> None:
+        feed = self.hub.feed(table_id)
+        if feed is None:
+            return
+        seat = self.conn.seats.get(table_id)
+        message = e.GetView(table_id, self.conn.user_id if seat is not None else None)
+        try:
+            view = await bus_request(self.nc, subjects.engine_view(feed.game), message, w.HandView)
+        except RemoteError as exc:
+            if exc.code == codes.NOT_FOUND:  # no hand in progress: nothing to show
+                return
+            raise
+        self.send(view)
+
+    async def act(
+        self, table_id: str, version: int, action: dict[str, object], ref: int | None
+    ) -> None:
+        self.require_subscribed(table_id)
+        feed = self.hub.feed(table_id)
+        assert feed is not None
+        message = e.Act(table_id, self.conn.user_id, version, msgspec.Raw(_encode(action)))
+        acted = await bus_request(self.nc, subjects.engine_act(feed.game), message, e.Acted)
+        self.send(w.Ack(ref, acted.version))
+
+
+def _token(socket: WebSocket) -> str:  # type: ignore[type-arg]
+    token = socket.query_params.get("token")
+    if token:
+        return str(token)
+    scheme, _, value = socket.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
+@websocket("/ws")
+async def ws_endpoint(socket: WebSocket) -> None:  # type: ignore[type-arg]
+    await socket.accept()
+    keys: KeyCache = socket.app.state.keys
+    try:
+        claims = await keys.verify(_token(socket))
+    except (TokenError, RemoteError) as exc:
+        await socket.send_text(_encode(w.Error(exc.code, exc.message)).decode())
+        await socket.close(code=4401, reason=exc.code)
+        return
+
+    async def send(frame: bytes) -> None:
+        await socket.send_text(frame.decode())
+
+    conn = Connection(claims.user_id, claims.name, send)
+    conn.start()
+    hub: Hub = socket.app.state.hub
+    session = Session(socket.app.state.nc, hub, conn, claims)
+    session.send(w.Welcome(claims.user_id, HEARTBEAT_SECONDS))
+    bucket = TokenBucket()
+    try:
+        while not conn.closed.is_set():
+            receive = asyncio.ensure_future(socket.receive_data(mode="text"))
+            closed = asyncio.ensure_future(conn.closed.wait())
+            done, _ = await asyncio.wait(
+                {receive, closed}, timeout=IDLE_LIMIT_SECONDS, return_when=asyncio.FIRST_COMPLETED
+            )
+            closed.cancel()
+            if receive not in done:
+                receive.cancel()
+                with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect):
+                    await receive
+                break  # idle past the heartbeat limit, or the writer gave up
+            data = receive.result()
+            if not bucket.take():
+                session.send(w.Error("rate_limited", "too many frames; slow down"))
+                continue
+            await session.handle(data.encode() if isinstance(data, str) else data)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        conn.close()
+        await hub.leave_all(conn)
+        await conn.wait_closed()
+        with contextlib.suppress(Exception):
+            await socket.close()
