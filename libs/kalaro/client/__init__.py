@@ -1,0 +1,16 @@
+"""Python SDK for the KaLaro gateway: REST calls and the table WebSocket.
+
+Used by the tests, the load generator and the bots; a reference for client authors
+on other platforms (the protocol page in ``docs/`` describes the same frames).
+
+    async with KalaroClient("http://127.0.0.1:8000") as client:
+        await client.sign_in("juan@example.com", "…")
+        tables = await client.list_tables(game="tongits")
+        async with client.table_socket() as socket:
+            await socket.subscribe(tables.tables[0].table_id)
+"""
+
+from kalaro.client.http import ApiError, KalaroClient
+from kalaro.client.socket import TableSocket
+
+__all__ = ["ApiError", "KalaroClient", "TableSocket"]

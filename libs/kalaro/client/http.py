@@ -1,0 +1,221 @@
+"""REST side of the SDK: typed wrappers over the gateway's ``/api`` routes."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+import msgspec
+
+from kalaro.proto import auth as a
+from kalaro.proto import lobby as lb
+from kalaro.proto import wallet as w
+
+T = TypeVar("T")
+
+
+class ApiError(Exception):
+    """The gateway answered with an error: ``status``, stable ``code``, ``message``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class KalaroClient:
+    def __init__(self, base_url: str, *, timeout: float = 15.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        self.tokens: a.TokenPair | None = None
+
+    async def __aenter__(self) -> KalaroClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    @property
+    def user(self) -> a.UserProfile:
+        if self.tokens is None:
+            raise RuntimeError("not signed in")
+        return self.tokens.user
+
+    @property
+    def access_token(self) -> str:
+        if self.tokens is None:
+            raise RuntimeError("not signed in")
+        return self.tokens.access_token
+
+    async def call(
+        self, method: str, path: str, reply_type: type[T], body: Any = None, **params: Any
+    ) -> T:
+        headers = {"Authorization": f"Bearer {self.tokens.access_token}"} if self.tokens else {}
+        query = {k: v for k, v in params.items() if v is not None}
+        content = msgspec.json.encode(body) if body is not None else None
+        if content is not None:
+            headers["Content-Type"] = "application/json"
+        response = await self._http.request(
+            method, path, content=content, headers=headers, params=query
+        )
+        if response.status_code >= 400:
+            try:
+                error = response.json()["error"]
+                raise ApiError(response.status_code, error["code"], error["message"])
+            except (ValueError, KeyError, TypeError):
+                raise ApiError(response.status_code, "http_error", response.text) from None
+        result: T = msgspec.json.decode(response.content, type=reply_type)
+        return result
+
+    # --- accounts ---------------------------------------------------------------------
+    async def sign_up(self, email: str, password: str, display_name: str) -> a.TokenPair:
+        body = {"email": email, "password": password, "display_name": display_name}
+        self.tokens = await self.call("POST", "/api/auth/sign-up", a.TokenPair, body)
+        return self.tokens
+
+    async def sign_in(self, email: str, password: str) -> a.TokenPair:
+        body = {"email": email, "password": password}
+        self.tokens = await self.call("POST", "/api/auth/sign-in", a.TokenPair, body)
+        return self.tokens
+
+    async def google_sign_in(self, id_token: str) -> a.TokenPair:
+        self.tokens = await self.call(
+            "POST", "/api/auth/google", a.TokenPair, {"id_token": id_token}
+        )
+        return self.tokens
+
+    async def refresh(self) -> a.TokenPair:
+        if self.tokens is None:
+            raise RuntimeError("not signed in")
+        body = {"refresh_token": self.tokens.refresh_token}
+        self.tokens = await self.call("POST", "/api/auth/refresh", a.TokenPair, body)
+        return self.tokens
+
+    async def sign_out(self) -> None:
+        if self.tokens is not None:
+            body = {"refresh_token": self.tokens.refresh_token}
+            await self.call("POST", "/api/auth/sign-out", a.SignedOut, body)
+            self.tokens = None
+
+    async def me(self) -> a.UserProfile:
+        return await self.call("GET", "/api/me", a.UserProfile)
+
+    async def request_host(self, note: str = "") -> a.HostRequest:
+        return await self.call("POST", "/api/me/host-request", a.HostRequest, {"note": note})
+
+    # --- wallet -----------------------------------------------------------------------
+    async def balance(self) -> w.Balance:
+        return await self.call("GET", "/api/wallet", w.Balance)
+
+    async def history(self, limit: int = 50, before: int | None = None) -> w.History:
+        return await self.call("GET", "/api/wallet/history", w.History, limit=limit, before=before)
+
+    async def request_credits(self, amount: int, note: str = "") -> w.CreditRequest:
+        body = {"amount": amount, "note": note}
+        return await self.call("POST", "/api/wallet/credit-requests", w.CreditRequest, body)
+
+    # --- admin ------------------------------------------------------------------------
+    async def credit_requests(self, status: str | None = "pending") -> w.CreditRequestList:
+        return await self.call(
+            "GET", "/api/admin/credit-requests", w.CreditRequestList, status=status
+        )
+
+    async def decide_credit_request(
+        self, request_id: str, approve: bool, reason: str = ""
+    ) -> w.CreditRequest:
+        body = {"approve": approve, "reason": reason}
+        path = f"/api/admin/credit-requests/{request_id}/decision"
+        return await self.call("POST", path, w.CreditRequest, body)
+
+    async def grant(
+        self, user_id: str, amount: int, reason: str, kind: str = "grant"
+    ) -> w.Adjusted:
+        body = {"user_id": user_id, "amount": amount, "reason": reason, "kind": kind}
+        return await self.call("POST", "/api/admin/grants", w.Adjusted, body)
+
+    async def host_requests(self, status: str | None = "pending") -> a.HostRequestList:
+        return await self.call("GET", "/api/admin/host-requests", a.HostRequestList, status=status)
+
+    async def decide_host_request(
+        self, request_id: str, approve: bool, reason: str = ""
+    ) -> a.HostRequest:
+        body = {"approve": approve, "reason": reason}
+        path = f"/api/admin/host-requests/{request_id}/decision"
+        return await self.call("POST", path, a.HostRequest, body)
+
+    async def audit(self) -> w.AuditReport:
+        return await self.call("GET", "/api/admin/audit", w.AuditReport)
+
+    # --- tables -----------------------------------------------------------------------
+    async def list_tables(self, game: str | None = None, open_seats: bool = False) -> lb.TableList:
+        return await self.call(
+            "GET", "/api/tables", lb.TableList, game=game, open_seats=str(open_seats).lower()
+        )
+
+    async def create_table(
+        self,
+        game: str,
+        bet: int,
+        *,
+        ruleset: str = "kalaro",
+        options: dict[str, Any] | None = None,
+        private: bool = False,
+        chat_enabled: bool = True,
+    ) -> lb.TableCreated:
+        body = {
+            "game": game, "bet": bet, "ruleset": ruleset, "options": options or {},
+            "private": private, "chat_enabled": chat_enabled,
+        }  # fmt: skip
+        return await self.call("POST", "/api/tables", lb.TableCreated, body)
+
+    async def get_table(self, table_id: str) -> lb.TableInfo:
+        return await self.call("GET", f"/api/tables/{table_id}", lb.TableInfo)
+
+    async def sit(
+        self, table_id: str, seat: int | None = None, invite_code: str | None = None
+    ) -> lb.TableInfo:
+        body = {"seat": seat, "invite_code": invite_code}
+        return await self.call("POST", f"/api/tables/{table_id}/sit", lb.TableInfo, body)
+
+    async def leave(self, table_id: str) -> lb.TableInfo:
+        return await self.call("POST", f"/api/tables/{table_id}/leave", lb.TableInfo, {})
+
+    async def leave_after_hand(self, table_id: str, leave: bool = True) -> lb.TableInfo:
+        path = f"/api/tables/{table_id}/leave-after-hand"
+        return await self.call("POST", path, lb.TableInfo, {"leave": leave})
+
+    async def ready(self, table_id: str, ready: bool = True, entropy: str = "") -> lb.TableInfo:
+        body = {"ready": ready, "entropy": entropy}
+        return await self.call("POST", f"/api/tables/{table_id}/ready", lb.TableInfo, body)
+
+    async def deal(self, table_id: str) -> lb.TableInfo:
+        return await self.call("POST", f"/api/tables/{table_id}/deal", lb.TableInfo, {})
+
+    async def remove_player(self, table_id: str, seat: int) -> lb.TableInfo:
+        path = f"/api/tables/{table_id}/remove"
+        return await self.call("POST", path, lb.TableInfo, {"seat": seat})
+
+    async def end_table(self, table_id: str) -> lb.TableInfo:
+        return await self.call("POST", f"/api/tables/{table_id}/end", lb.TableInfo, {})
+
+    async def cancel_table(self, table_id: str) -> lb.TableInfo:
+        return await self.call("POST", f"/api/tables/{table_id}/cancel", lb.TableInfo, {})
+
+    async def set_chat(self, table_id: str, enabled: bool) -> lb.TableInfo:
+        path = f"/api/tables/{table_id}/chat-setting"
+        return await self.call("POST", path, lb.TableInfo, {"enabled": enabled})
+
+    def table_socket(self, *, reconnect: bool = True) -> Any:
+        from kalaro.client.socket import TableSocket
+
+        return TableSocket(self, reconnect=reconnect)
