@@ -1,0 +1,122 @@
+"""Tongits (3 players), the pure rules engine for the ``kalaro`` and ``classic`` rulesets.
+
+The engine worker runs it, bots think with it, and a replay re-derives a hand with it::
+
+    options = options_for("kalaro")
+    state = new_hand(options, seed)
+    state, events = apply(state, seat, Discard("KH"))
+    view(state, seat)           # what that seat may see, with its legal actions
+    result(state)               # None until the hand is over
+
+Everything here is pure: no I/O, no clock, no global random. Chance is the seed and a
+Fight/Fold time-out is an action (``TimeOut``). States, actions, events, views and
+results are frozen msgspec Structs (JSON and msgpack). The rules, for players, are in
+``docs/rules/tongits.md``.
+"""
+
+from kalaro.games.base import IllegalAction
+from kalaro.games.tongits.actions import (
+    ACTION_JSON_DECODER,
+    ACTION_MSGPACK_DECODER,
+    Action,
+    AnyAction,
+    CallDraw,
+    Discard,
+    Draw,
+    ExposeSecretSet,
+    Fight,
+    Fold,
+    LayOff,
+    Meld,
+    TakeDiscard,
+    TimeOut,
+    decode_action,
+)
+from kalaro.games.tongits.engine import (
+    apply,
+    call_draw_refusal,
+    is_over,
+    legal_actions,
+    new_hand,
+    pending_timer,
+    result,
+    to_act,
+)
+from kalaro.games.tongits.events import (
+    EVENT_JSON_DECODER,
+    AnyEvent,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    DiscardTaken,
+    DrawCalled,
+    Event,
+    Folded,
+    Fought,
+    HandEnded,
+    MeldExposed,
+    SecretSetExposed,
+    event_for,
+)
+from kalaro.games.tongits.melds import best_deadwood, meld_kind
+from kalaro.games.tongits.options import RULESETS, Options, max_loss_units, options_for
+from kalaro.games.tongits.scoring import deadwood
+from kalaro.games.tongits.state import DrawCall, Result, State, TableMeld, Timer
+from kalaro.games.tongits.views import DrawCallView, MeldView, View, view
+
+__all__ = [
+    "ACTION_JSON_DECODER",
+    "ACTION_MSGPACK_DECODER",
+    "EVENT_JSON_DECODER",
+    "RULESETS",
+    "Action",
+    "AnyAction",
+    "AnyEvent",
+    "CallDraw",
+    "CardDiscarded",
+    "CardDrawn",
+    "CardsLaidOff",
+    "Discard",
+    "DiscardTaken",
+    "Draw",
+    "DrawCall",
+    "DrawCallView",
+    "DrawCalled",
+    "Event",
+    "ExposeSecretSet",
+    "Fight",
+    "Fold",
+    "Folded",
+    "Fought",
+    "HandEnded",
+    "IllegalAction",
+    "LayOff",
+    "Meld",
+    "MeldExposed",
+    "MeldView",
+    "Options",
+    "Result",
+    "SecretSetExposed",
+    "State",
+    "TableMeld",
+    "TakeDiscard",
+    "TimeOut",
+    "Timer",
+    "View",
+    "apply",
+    "best_deadwood",
+    "call_draw_refusal",
+    "deadwood",
+    "decode_action",
+    "event_for",
+    "is_over",
+    "legal_actions",
+    "max_loss_units",
+    "meld_kind",
+    "new_hand",
+    "options_for",
+    "pending_timer",
+    "result",
+    "to_act",
+    "view",
+]
