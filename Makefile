@@ -48,8 +48,8 @@ bench: setup ## Run every benchmark (installs the bench extras: OpenSpiel, mahjo
 	$(PY) -m pip install --quiet -e '.[bench]'
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-schema: setup ## Write the OpenAPI document to docs/openapi.json
-	$(PY) -m services.gateway.schema docs/openapi.json
+schema: setup ## Write docs/schema/ (OpenAPI + JSON Schema of every client message)
+	$(PY) -m services.gateway.schema docs/schema
 
 clean: ## Remove var/ (local data) and caches
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache .hypothesis

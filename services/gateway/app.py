@@ -72,7 +72,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         client = await connect(settings.nats_url, "gateway") if own else nc
         assert client is not None
         app.state.nc = client
-        app.state.keys = KeyCache(client)
+        app.state.key_cache = KeyCache(client)
         app.state.hub = Hub(client)
         app.state.settings = settings
         try:
@@ -90,6 +90,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         ws_endpoint,
         routes.public_config,
         routes.healthz,
+        routes.message_schema_route,
     ]
     if WEB_DIR.is_dir():
         handlers.append(

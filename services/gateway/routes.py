@@ -379,3 +379,15 @@ class TablesController(Controller):
     ) -> lb.TableInfo:
         message = lb.SetChat(_caller(claims), table_id, data.enabled)
         return await forward(request, subjects.LOBBY_SET_CHAT, message, lb.TableInfo)
+
+
+_MESSAGE_SCHEMA: dict[str, object] = {}
+
+
+@get("/api/schema/messages", tags=["meta"], summary="JSON Schema of every client message")
+async def message_schema_route() -> dict[str, object]:
+    if not _MESSAGE_SCHEMA:
+        from kalaro.proto.schema import message_schema
+
+        _MESSAGE_SCHEMA.update(message_schema())
+    return _MESSAGE_SCHEMA

@@ -1,7 +1,9 @@
-"""``python -m services.gateway.schema OUT``: write the OpenAPI document for the docs.
+"""``python -m services.gateway.schema [DIR]``: write the API documents for the docs.
 
-Clients on other platforms generate their models from it; the same schema is served
-live at ``/schema/openapi.json``.
+``openapi.json`` (REST, also served live at ``/schema/openapi.json``) and
+``kalaro-messages.json`` (JSON Schema of every client-facing message: REST bodies,
+WebSocket frames, each game's actions, views and results; also served at
+``/api/schema/messages``). Clients on other platforms generate their models from them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from kalaro.proto.schema import message_schema
 from kalaro.settings import load_settings
 from services.gateway.app import create_app
 
@@ -20,11 +23,16 @@ def openapi_document() -> dict[str, object]:
     return schema
 
 
+def _write(path: Path, document: object) -> None:
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {path}")
+
+
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else Path("docs/openapi.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(openapi_document(), indent=2, sort_keys=True) + "\n")
-    print(f"wrote {out}")
+    out = Path(argv[0]) if argv else Path("docs/schema")
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / "openapi.json", openapi_document())
+    _write(out / "kalaro-messages.json", message_schema())
     return 0
 
 

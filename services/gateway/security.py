@@ -61,7 +61,7 @@ def bearer_token(connection: ASGIConnection) -> str:  # type: ignore[type-arg]
 
 async def authenticate(connection: ASGIConnection) -> AccessClaims:  # type: ignore[type-arg]
     """The caller's verified claims, or a 401 error."""
-    cache: KeyCache = connection.app.state.keys
+    cache: KeyCache = connection.app.state.key_cache
     try:
         return await cache.verify(bearer_token(connection))
     except TokenError as exc:

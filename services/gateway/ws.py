@@ -149,7 +149,7 @@ def _token(socket: WebSocket) -> str:  # type: ignore[type-arg]
 @websocket("/ws")
 async def ws_endpoint(socket: WebSocket) -> None:  # type: ignore[type-arg]
     await socket.accept()
-    keys: KeyCache = socket.app.state.keys
+    keys: KeyCache = socket.app.state.key_cache
     try:
         claims = await keys.verify(_token(socket))
     except (TokenError, RemoteError) as exc:

@@ -24,40 +24,40 @@ class _Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pass
 
 
-class SignUpBody(_Strict):
+class SignUpBody(_Strict, frozen=True):
     email: Email
     password: Password
     display_name: Name
 
 
-class SignInBody(_Strict):
+class SignInBody(_Strict, frozen=True):
     email: Email
     password: Password
 
 
-class GoogleSignInBody(_Strict):
+class GoogleSignInBody(_Strict, frozen=True):
     id_token: Annotated[str, msgspec.Meta(min_length=1, max_length=8192)]
 
 
-class RefreshBody(_Strict):
+class RefreshBody(_Strict, frozen=True):
     refresh_token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
 
 
-class HostRequestBody(_Strict):
+class HostRequestBody(_Strict, frozen=True):
     note: Note = ""
 
 
-class CreditRequestBody(_Strict):
+class CreditRequestBody(_Strict, frozen=True):
     amount: Credits
     note: Note = ""
 
 
-class DecisionBody(_Strict):
+class DecisionBody(_Strict, frozen=True):
     approve: bool
     reason: Note = ""
 
 
-class AdjustBody(_Strict):
+class AdjustBody(_Strict, frozen=True):
     user_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
     amount: Annotated[int, msgspec.Meta(ge=-1_000_000, le=1_000_000)]
     reason: Reason
@@ -86,7 +86,7 @@ class PublicConfig(msgspec.Struct, frozen=True):
 Bet = Annotated[int, msgspec.Meta(ge=0, le=100_000)]
 
 
-class CreateTableBody(_Strict):
+class CreateTableBody(_Strict, frozen=True):
     game: Literal["tongits", "mahjong", "kawuxing"]
     bet: Bet
     ruleset: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] = "kalaro"
@@ -95,23 +95,23 @@ class CreateTableBody(_Strict):
     chat_enabled: bool = True
 
 
-class SitBody(_Strict):
+class SitBody(_Strict, frozen=True):
     seat: Annotated[int, msgspec.Meta(ge=0, le=7)] | None = None
     invite_code: Annotated[str, msgspec.Meta(max_length=64)] | None = None
 
 
-class ReadyBody(_Strict):
+class ReadyBody(_Strict, frozen=True):
     ready: bool = True
     entropy: Annotated[str, msgspec.Meta(max_length=64)] = ""
 
 
-class LeaveAfterHandBody(_Strict):
+class LeaveAfterHandBody(_Strict, frozen=True):
     leave: bool = True
 
 
-class RemovePlayerBody(_Strict):
+class RemovePlayerBody(_Strict, frozen=True):
     seat: Annotated[int, msgspec.Meta(ge=0, le=7)]
 
 
-class ChatSettingBody(_Strict):
+class ChatSettingBody(_Strict, frozen=True):
     enabled: bool

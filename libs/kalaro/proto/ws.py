@@ -95,7 +95,7 @@ class HandView(ServerFrame, frozen=True, tag="view"):
     version: int
     seat: int | None
     view: msgspec.Raw
-    events: msgspec.Raw = msgspec.Raw(b"[]")  # what just happened, redacted for this seat
+    events: msgspec.Raw  # what just happened, redacted for this seat (a JSON list)
     deadline_ms: int | None = None  # when the pending timer fires (epoch ms), if any
 
 
