@@ -1,0 +1,1 @@
+"""The auth service: accounts, passwords, tokens, Google sign-in and roles over NATS."""

@@ -1,0 +1,129 @@
+"""``python -m services.auth``: run the auth service, or ``create-admin`` for operators.
+
+Serving: load settings, connect NATS, Redis and SQL, migrate, make sure the admin
+named in settings exists (if any), then serve until SIGTERM.
+
+``create-admin --email E [--name N] [--password P] [--reset-password]`` creates the
+account, or promotes an existing one, to admin. Without ``--password`` a new account
+gets a strong random password, printed once on stdout; an existing account keeps
+its password unless ``--password`` or ``--reset-password`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+import redis.asyncio as aioredis
+
+from kalaro.bus import ServiceError
+from kalaro.bus.runner import connect, serve
+from kalaro.settings import Settings, load_settings
+from kalaro.sql import create_engine, migrate
+from services.auth.accounts import AdminAccount, ensure_admin
+from services.auth.passwords import Passwords
+from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.service import SERVICE_NAME, bootstrap, build_service
+
+log = logging.getLogger("services.auth")
+
+
+def _print_admin(account: AdminAccount) -> None:
+    action = "created" if account.created else "promoted"
+    print(f"admin {action}: {account.email}")
+    if account.generated_password is not None:
+        # The only time it is ever shown: we keep just its hash.
+        print(f"password: {account.generated_password}")
+    elif not account.created:
+        print("password: unchanged")
+
+
+async def create_admin(
+    settings: Settings,
+    email: str,
+    *,
+    name: str = "Admin",
+    password: str = "",
+    reset_password: bool = False,
+) -> AdminAccount:
+    """The ``create-admin`` command: needs only the database (no NATS, no Redis)."""
+    engine = create_engine(settings.database_url)
+    try:
+        await migrate(engine, COMPONENT, MIGRATIONS)
+        return await ensure_admin(
+            engine,
+            Passwords(),
+            email,
+            display_name=name,
+            password=password,
+            replace_password=bool(password) or reset_password,
+        )
+    finally:
+        await engine.dispose()
+
+
+async def run(settings: Settings) -> None:
+    engine = create_engine(settings.database_url)
+    await migrate(engine, COMPONENT, MIGRATIONS)
+    redis = aioredis.from_url(settings.redis_url)
+    nc = await connect(settings.nats_url, SERVICE_NAME)
+    try:
+        deps = await bootstrap(settings, engine=engine, redis=redis, nc=nc)
+        if settings.admin_email:
+            # Settings create the first admin once; later starts only keep the role
+            # in place and never overwrite a password changed since.
+            account = await ensure_admin(
+                engine,
+                deps.passwords,
+                settings.admin_email,
+                password=settings.admin_password,
+                on_registered=deps.on_registered,
+            )
+            if account.generated_password is not None:
+                _print_admin(account)
+        await serve(build_service(deps), nc, health_port=settings.health_port)
+    finally:
+        await redis.aclose()
+        await engine.dispose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m services.auth", description=__doc__)
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("serve", help="run the auth service (the default)")
+    admin = commands.add_parser("create-admin", help="create or promote an admin account")
+    admin.add_argument("--email", required=True)
+    admin.add_argument("--name", default="Admin")
+    admin.add_argument("--password", default="", help="omit to generate one (printed once)")
+    admin.add_argument(
+        "--reset-password", action="store_true", help="give an existing account a new password"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    settings = load_settings()
+    if args.command == "create-admin":
+        try:
+            account = asyncio.run(
+                create_admin(
+                    settings,
+                    args.email,
+                    name=args.name,
+                    password=args.password,
+                    reset_password=args.reset_password,
+                )
+            )
+        except ServiceError as exc:
+            print(f"create-admin: {exc.message}", file=sys.stderr)
+            return 2
+        _print_admin(account)
+        return 0
+    asyncio.run(run(settings))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

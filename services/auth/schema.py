@@ -1,0 +1,107 @@
+"""The auth service's tables: users, refresh tokens, host requests.
+
+Tables are prefixed ``auth_`` because every SQL-owning service may share one database
+(``make run`` points them all at one SQLite file). The migrations are hand-written DDL
+in the subset SQLite and PostgreSQL agree on; the SQLAlchemy ``Table`` objects below
+mirror them for queries (a test checks the two agree).
+
+Every ``*_at`` column is a UTC instant in epoch **milliseconds** (BIGINT): portable,
+comparable in SQL without dialect date functions, and precise enough to order rows.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from kalaro.sql import Migration
+
+COMPONENT = "auth"
+
+metadata = sa.MetaData()
+
+users = sa.Table(
+    "auth_users",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    # Always stored lower-cased, so the plain unique constraint is case-insensitive.
+    sa.Column("email", sa.String(254), nullable=False, unique=True),
+    sa.Column("display_name", sa.String(64), nullable=False),
+    # NULL for accounts that only ever signed in with Google.
+    sa.Column("password_hash", sa.String(255)),
+    sa.Column("google_sub", sa.String(255), unique=True),
+    # Comma-separated, canonical order ("player,host,admin"); see accounts.ROLE_ORDER.
+    sa.Column("roles", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.BigInteger, nullable=False),
+)
+
+refresh_tokens = sa.Table(
+    "auth_refresh_tokens",
+    metadata,
+    # sha256 of the opaque token: a leaked table cannot be replayed.
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    # Every token descended from one sign-in shares a family; reuse revokes it whole.
+    sa.Column("family_id", sa.String(32), nullable=False),
+    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("expires_at", sa.BigInteger, nullable=False),
+    sa.Column("used_at", sa.BigInteger),
+    sa.Column("revoked_at", sa.BigInteger),
+)
+
+host_requests = sa.Table(
+    "auth_host_requests",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column("note", sa.String(500), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("decided_by", sa.String(32), sa.ForeignKey("auth_users.id")),
+    sa.Column("decided_at", sa.BigInteger),
+    sa.Column("reason", sa.String(500), nullable=False, server_default=""),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "users, refresh tokens, host requests",
+        (
+            """CREATE TABLE auth_users (
+                id VARCHAR(32) PRIMARY KEY,
+                email VARCHAR(254) NOT NULL UNIQUE,
+                display_name VARCHAR(64) NOT NULL,
+                password_hash VARCHAR(255),
+                google_sub VARCHAR(255) UNIQUE,
+                roles VARCHAR(64) NOT NULL,
+                created_at BIGINT NOT NULL
+            )""",
+            """CREATE TABLE auth_refresh_tokens (
+                token_hash VARCHAR(64) PRIMARY KEY,
+                family_id VARCHAR(32) NOT NULL,
+                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT,
+                revoked_at BIGINT
+            )""",
+            "CREATE INDEX ix_auth_refresh_tokens_family ON auth_refresh_tokens (family_id)",
+            "CREATE INDEX ix_auth_refresh_tokens_user ON auth_refresh_tokens (user_id)",
+            """CREATE TABLE auth_host_requests (
+                id VARCHAR(32) PRIMARY KEY,
+                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
+                note VARCHAR(500) NOT NULL,
+                status VARCHAR(16) NOT NULL
+                    CHECK (status IN ('pending', 'approved', 'rejected')),
+                created_at BIGINT NOT NULL,
+                decided_by VARCHAR(32) REFERENCES auth_users (id),
+                decided_at BIGINT,
+                reason VARCHAR(500) NOT NULL DEFAULT ''
+            )""",
+            # At most one pending request per user, enforced by the database so two
+            # racing "make me a host" requests cannot both insert.
+            "CREATE UNIQUE INDEX ux_auth_host_requests_pending"
+            " ON auth_host_requests (user_id) WHERE status = 'pending'",
+            "CREATE INDEX ix_auth_host_requests_status ON auth_host_requests (status, created_at)",
+        ),
+    ),
+)

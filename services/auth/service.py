@@ -1,0 +1,126 @@
+"""The auth service on the bus: dependencies from settings, and one endpoint per subject.
+
+Handlers are one-liners over :mod:`services.auth.accounts`; decoding, typed errors,
+metrics and draining come from :class:`kalaro.bus.Service`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from nats.aio.client import Client as NATS
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from kalaro.bus import Service
+from kalaro.bus.jetstream import ensure_stream, publish_once
+from kalaro.proto import subjects
+from kalaro.proto.auth import (
+    DecideHostRequest,
+    GetProfile,
+    GetPublicKeys,
+    GoogleSignIn,
+    ListHostRequests,
+    PublicKeys,
+    Refresh,
+    RequestHost,
+    SignIn,
+    SignOut,
+    SignUp,
+    UserRegistered,
+)
+from kalaro.settings import Settings
+from kalaro.tokens import load_or_create_private_key
+from services.auth import accounts
+from services.auth.accounts import AuthDeps, Publisher
+from services.auth.google import GoogleVerifier
+from services.auth.passwords import Passwords
+from services.auth.throttle import Throttle
+
+log = logging.getLogger("services.auth")
+
+SERVICE_NAME = "auth"
+
+
+async def registered_publisher(nc: NATS) -> Publisher:
+    """Publish ``UserRegistered`` on the EVENTS stream, deduplicated by user id."""
+    js = nc.jetstream()
+    await ensure_stream(js, subjects.EVENTS_STREAM, [subjects.EVENTS_SUBJECTS])
+
+    async def publish(event: UserRegistered) -> None:
+        await publish_once(js, subjects.USER_REGISTERED, event, msg_id=event.user_id)
+
+    return publish
+
+
+def google_verifier(settings: Settings) -> GoogleVerifier | None:
+    """Google sign-in is on when a client id and a key set are configured."""
+    if not settings.google_client_id or not settings.google_jwks_file:
+        log.info("Google sign-in is off (set google_client_id and google_jwks_file)")
+        return None
+    return GoogleVerifier.from_file(
+        settings.google_jwks_file, settings.google_client_id, settings.google_issuers
+    )
+
+
+async def bootstrap(
+    settings: Settings,
+    *,
+    engine: AsyncEngine,
+    redis: Redis,
+    nc: NATS | None,
+    throttle_prefix: str = "kalaro:auth:throttle:",
+    google: GoogleVerifier | None = None,
+    clock: Callable[[], float] = time.time,
+) -> AuthDeps:
+    """Build the service's dependencies from settings, once per process."""
+    return AuthDeps(
+        engine=engine,
+        passwords=Passwords(),
+        throttle=Throttle(
+            redis,
+            max_failures=settings.throttle_max_failures,
+            address_max_failures=settings.throttle_address_max_failures,
+            window_seconds=settings.throttle_window_seconds,
+            prefix=throttle_prefix,
+        ),
+        signing_key=load_or_create_private_key(settings.jwt_private_key_file),
+        settings=settings,
+        google=google or google_verifier(settings),
+        on_registered=await registered_publisher(nc) if nc is not None else None,
+        clock=clock,
+    )
+
+
+def build_service(deps: AuthDeps) -> Service:
+    """Every ``auth.*`` subject, wired to its function."""
+    service = Service(SERVICE_NAME)
+    service.add(subjects.AUTH_SIGN_UP, SignUp, lambda req: accounts.sign_up(deps, req))
+    service.add(subjects.AUTH_SIGN_IN, SignIn, lambda req: accounts.sign_in(deps, req))
+    service.add(
+        subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn, lambda req: accounts.google_sign_in(deps, req)
+    )
+    service.add(subjects.AUTH_REFRESH, Refresh, lambda req: accounts.refresh(deps, req))
+    service.add(subjects.AUTH_SIGN_OUT, SignOut, lambda req: accounts.sign_out(deps, req))
+    service.add(subjects.AUTH_PROFILE, GetProfile, lambda req: accounts.get_profile(deps, req))
+
+    async def public_keys(_: GetPublicKeys) -> PublicKeys:
+        return accounts.public_keys(deps)
+
+    service.add(subjects.AUTH_PUBLIC_KEYS, GetPublicKeys, public_keys)
+    service.add(
+        subjects.AUTH_REQUEST_HOST, RequestHost, lambda req: accounts.request_host(deps, req)
+    )
+    service.add(
+        subjects.AUTH_LIST_HOST_REQUESTS,
+        ListHostRequests,
+        lambda req: accounts.list_host_requests(deps, req),
+    )
+    service.add(
+        subjects.AUTH_DECIDE_HOST_REQUEST,
+        DecideHostRequest,
+        lambda req: accounts.decide_host_request(deps, req),
+    )
+    return service

@@ -1,0 +1,111 @@
+"""Sign-in throttling per account and per address, with its counters in real Redis.
+
+The harness allows 3 failures per account and 5 per address in a 60 s window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+import redis.asyncio as aioredis
+from services.auth.throttle import Throttle
+from tests.integration.auth.harness import PASSWORD, AuthHarness
+
+from kalaro.bus import ServiceError
+from kalaro.proto import errors as codes
+from kalaro.proto import subjects
+from kalaro.proto.auth import SignIn, TokenPair
+
+
+def _retry_after(message: str) -> int:
+    found = re.search(r"try again in (\d+) seconds", message)
+    assert found, message
+    return int(found.group(1))
+
+
+async def test_account_is_throttled_after_repeated_failures(auth: AuthHarness) -> None:
+    email = auth.email()
+    await auth.sign_up(email)
+    # Failures from different addresses: the per-account limit is what trips.
+    for i in range(3):
+        err = await auth.refused(
+            subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-Guess-{i}", f"10.1.0.{i}"), TokenPair
+        )
+        assert err.code == codes.INVALID_CREDENTIALS
+    # Now even the right password is refused, from anywhere, with a retry-after.
+    for address in ("10.1.0.9", ""):
+        err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, address), TokenPair)
+        assert err.code == codes.THROTTLED
+        assert "account" in err.message
+        assert 0 < _retry_after(err.message) <= 60
+    # Case does not open a fresh counter.
+    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email.upper(), PASSWORD), TokenPair)
+    assert err.code == codes.THROTTLED
+    # Another account from the same address is unaffected.
+    other = auth.email()
+    await auth.sign_up(other)
+    ok = await auth.call(subjects.AUTH_SIGN_IN, SignIn(other, PASSWORD, "10.1.0.9"), TokenPair)
+    assert ok.user.email == other
+
+
+async def test_success_clears_the_account_counter(auth: AuthHarness) -> None:
+    email = auth.email()
+    await auth.sign_up(email)
+    for round_ in range(2):
+        for i in range(2):
+            err = await auth.refused(
+                subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-{round_}-{i}-x", ""), TokenPair
+            )
+            assert err.code == codes.INVALID_CREDENTIALS
+        # 2 + 2 failures would pass the limit of 3 if this did not reset the count.
+        pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, ""), TokenPair)
+        assert pair.user.email == email
+
+
+async def test_address_is_throttled_across_accounts(auth: AuthHarness) -> None:
+    address = f"203.0.113.{int(auth.unique[:2], 16) % 250}"
+    victim = auth.email()
+    await auth.sign_up(victim)
+    # Five failures spread over accounts that do not exist (no account limit trips).
+    for i in range(5):
+        err = await auth.refused(
+            subjects.AUTH_SIGN_IN, SignIn(auth.email(f"ghost{i}"), PASSWORD, address), TokenPair
+        )
+        assert err.code == codes.INVALID_CREDENTIALS
+    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(victim, PASSWORD, address), TokenPair)
+    assert err.code == codes.THROTTLED
+    assert "address" in err.message
+    # The same account from another address is fine: its own counter is clean.
+    pair = await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(victim, PASSWORD, "198.51.100.7"), TokenPair
+    )
+    assert pair.user.email == victim
+
+
+async def test_parallel_guesses_cannot_pass_the_limit(redis: aioredis.Redis, unique: str) -> None:
+    throttle = Throttle(
+        redis, max_failures=3, address_max_failures=100, window_seconds=60, prefix=f"t:{unique}:"
+    )
+    results = await asyncio.gather(
+        *(throttle.attempt("someone@example.com", "10.9.9.9") for _ in range(20)),
+        return_exceptions=True,
+    )
+    assert sum(1 for r in results if r is None) == 3
+    assert all(isinstance(r, ServiceError) and r.code == codes.THROTTLED for r in results if r)
+
+
+async def test_counters_expire_after_the_window(redis: aioredis.Redis, unique: str) -> None:
+    throttle = Throttle(
+        redis, max_failures=1, address_max_failures=1, window_seconds=1, prefix=f"t:{unique}:"
+    )
+    await throttle.attempt("someone@example.com", "10.9.9.8")
+    with pytest.raises(ServiceError) as throttled:
+        await throttle.attempt("someone@example.com", "10.9.9.8")
+    assert throttled.value.code == codes.THROTTLED
+    assert _retry_after(throttled.value.message) == 1
+    await asyncio.sleep(1.1)
+    await throttle.attempt("someone@example.com", "10.9.9.8")  # allowed again
+    assert await redis.keys(f"t:{unique}:account:*")  # keyed by a hash, not the email
+    assert not await redis.keys(f"t:{unique}:*someone*")
