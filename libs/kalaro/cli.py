@@ -16,12 +16,18 @@ def main(argv: list[str] | None = None) -> int:
     admin.add_argument("--email", required=True)
     admin.add_argument("--name", default="Admin")
     admin.add_argument("--password", help="omit to generate a strong one (printed once)")
+    verify = commands.add_parser("verify", help="check a finished hand's seed, deal and result")
+    verify.add_argument("record", help="the hand record (JSON file, or - for stdin)")
     args = parser.parse_args(argv)
 
     if args.command == "run":
         from kalaro.launcher import run
 
         return run()
+    if args.command == "verify":
+        from kalaro.verify import main as verify_main
+
+        return verify_main(args.record)
     if args.command == "create-admin":
         command = [sys.executable, "-m", "services.auth", "create-admin"]
         command += ["--email", args.email, "--name", args.name]

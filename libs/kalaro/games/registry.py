@@ -25,6 +25,22 @@ _PACKAGES: dict[str, tuple[str, int]] = {
 }
 
 
+def _dealt_cards(state: Any) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(hand) for hand in state.hands)
+
+
+def _dealt_tiles(state: Any) -> tuple[tuple[str, ...], ...]:
+    # After the deal's flower replacements: the concealed tiles plus the flowers set aside.
+    return tuple(tuple(p.hand) + tuple(p.flowers) for p in state.players)
+
+
+# What each seat was dealt, read from a fresh hand's state (for the verifier).
+_DEALT: dict[str, Callable[[Any], tuple[tuple[str, ...], ...]]] = {
+    "tongits": _dealt_cards,
+    "mahjong": _dealt_tiles,
+}
+
+
 class UnknownGame(ValueError):
     pass
 
@@ -49,6 +65,7 @@ class GameRules:
     event_for: Callable[[Any, int | None], Any]
     time_out: Callable[[], Any]  # the game's TimeOut action
     decode_action: Callable[[bytes | str], Any]  # JSON; raises msgspec errors
+    dealt: Callable[[Any], tuple[tuple[str, ...], ...]]  # each seat's deal, from new_hand
 
     def options(self, options: dict[str, Any]) -> Any:
         """Options from a table's stored dict: ``{"ruleset": ..., <house rules>...}``.
@@ -96,6 +113,7 @@ def rules_for(game: str) -> GameRules:
         event_for=package.event_for,
         time_out=package.TimeOut,
         decode_action=package.ACTION_JSON_DECODER.decode,
+        dealt=_DEALT[game],
     )
 
 

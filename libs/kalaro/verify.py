@@ -1,0 +1,122 @@
+"""Check a finished hand from what the server revealed: ``kalaro verify HAND.json``.
+
+Before the deal the server published ``sha256(server_seed)``; players added their own
+entropy when they tapped Ready; at the end the server revealed the seed. From the
+hand record (options, dealer, revealed seed, entropy, every action) anyone can:
+
+1. check the commitment: the revealed seed hashes to what was published before;
+2. re-derive the deal: the seeded shuffle of (seed, entropy) deals exactly the cards
+   or tiles each seat was dealt;
+3. replay every action through the same pure rules and get the same result and the
+   same payments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+from kalaro.games.base import IllegalAction, derive_seed
+from kalaro.games.registry import UnknownGame, rules_for
+from kalaro.proto.engine import HandRecord
+
+
+class Check(msgspec.Struct, frozen=True):
+    name: str
+    ok: bool
+    detail: str
+
+
+class Report(msgspec.Struct, frozen=True):
+    hand_id: str
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for check in self.checks)
+
+
+def _plain(value: Any) -> Any:
+    return msgspec.to_builtins(value)
+
+
+def verify_hand(record: HandRecord) -> Report:
+    checks: list[Check] = []
+
+    def check(name: str, ok: bool, detail: str) -> bool:
+        checks.append(Check(name, ok, detail))
+        return ok
+
+    try:
+        server_seed = bytes.fromhex(record.server_seed)
+    except ValueError:
+        check("commitment", False, "the revealed server seed is not hex")
+        return Report(record.hand_id, tuple(checks))
+    digest = hashlib.sha256(server_seed).hexdigest()
+    check(
+        "commitment",
+        digest == record.seed_commitment,
+        f"sha256(server seed) = {digest[:16]}…, published before the deal "
+        f"{record.seed_commitment[:16]}…",
+    )
+    try:
+        rules = rules_for(record.game)
+        options = rules.options(record.options)
+    except (UnknownGame, ValueError) as exc:
+        check("options", False, str(exc))
+        return Report(record.hand_id, tuple(checks))
+
+    state = rules.new_hand(options, derive_seed(server_seed, record.entropy), record.dealer)
+    dealt = rules.dealt(state)
+    claimed = tuple(tuple(hand) for hand in record.initial_hands)
+    check(
+        "deal",
+        dealt == claimed,
+        "every seat was dealt what the seed and entropy deal"
+        if dealt == claimed
+        else f"re-derived deal {dealt} differs from the record {claimed}",
+    )
+
+    for index, (seat, action_json) in enumerate(record.actions):
+        try:
+            action = msgspec.convert(action_json, rules.action_type)
+            state, _ = rules.apply(state, seat, action)
+        except (IllegalAction, msgspec.ValidationError) as exc:
+            check("replay", False, f"action {index} by seat {seat} is refused: {exc}")
+            return Report(record.hand_id, tuple(checks))
+    result = rules.result(state)
+    if not check("replay", result is not None, f"{len(record.actions)} actions replayed"):
+        return Report(record.hand_id, tuple(checks))
+    check(
+        "result",
+        _plain(result) == _plain(record.result),
+        "the replayed result equals the announced one"
+        if _plain(result) == _plain(record.result)
+        else "the replayed result differs from the announced one",
+    )
+    credits = tuple(units * record.bet for units in result.payments)
+    check(
+        "payments",
+        credits == tuple(record.payments),
+        f"payments in credits {list(credits)} vs announced {list(record.payments)}",
+    )
+    return Report(record.hand_id, tuple(checks))
+
+
+def main(path: str) -> int:
+    """Verify the hand record in ``path`` (``-`` for standard input); print each check."""
+    import sys
+
+    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()  # noqa: SIM115
+    try:
+        record = msgspec.json.decode(data, type=HandRecord)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        print(f"not a hand record: {exc}", file=sys.stderr)
+        return 2
+    report = verify_hand(record)
+    for item in report.checks:
+        print(f"{'✓' if item.ok else '✗'} {item.name}: {item.detail}")
+    print(f"hand {report.hand_id}: {'VERIFIED' if report.ok else 'FAILED'}")
+    return 0 if report.ok else 1
