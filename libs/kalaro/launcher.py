@@ -92,7 +92,7 @@ class Stack:
         subprocess.run(
             [sys.executable, "-m", "services.auth", "create-admin",
              "--email", email, "--name", "Admin", "--password", password],
-            env=self.env(), check=True, stdout=subprocess.DEVNULL,
+            env=self.env(), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         credentials.write_text(f"email: {email}\npassword: {password}\n")
         credentials.chmod(0o600)

@@ -63,6 +63,7 @@ class DurableConsumer:
         self._handler = handler
         self._batch = batch
         self._task: asyncio.Task[None] | None = None
+        self._sub: Any = None
         self._stopping = asyncio.Event()
 
     async def start(self) -> None:
@@ -73,6 +74,7 @@ class DurableConsumer:
             stream=self._stream,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30.0),
         )
+        self._sub = sub
         self._task = asyncio.create_task(self._loop(sub))
 
     async def stop(self) -> None:
@@ -81,13 +83,20 @@ class DurableConsumer:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._sub is not None:
+            # A message delivered to a pull request still open would otherwise sit unread
+            # (JetStream redelivers it after ack_wait) and hold up ``nc.drain()`` until
+            # its timeout.
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            self._sub = None
 
     async def _loop(self, sub: Any) -> None:
         while not self._stopping.is_set():
             try:
                 messages = await sub.fetch(self._batch, timeout=1.0)
-            except NatsTimeout:
-                continue
+            except (NatsTimeout, asyncio.TimeoutError):
+                continue  # nothing new within the fetch window
             except Exception:
                 if self._stopping.is_set():
                     return
