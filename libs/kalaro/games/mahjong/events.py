@@ -1,0 +1,132 @@
+"""What happened: one tagged union of past-tense events, and who may see each.
+
+``apply`` returns the full events; before one leaves the server it goes through
+``event_for(event, seat)``, which hides concealed tiles from everyone but their owner
+(a drawn tile is shown to its drawer only) and drops private events (claim offers and
+answers) for everyone else. Flowers are public the moment they are set aside.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from kalaro.games.mahjong.actions import Claim
+from kalaro.games.mahjong.state import Meld
+
+
+class Event(msgspec.Struct, frozen=True, tag_field="type"):
+    """Base of every Mahjong event; the ``type`` field names the subclass."""
+
+
+class TileDrawn(Event, frozen=True, tag="tile_drawn"):
+    """``seat`` drew a tile: from the front, or from the back as a replacement.
+
+    ``tile`` is None in the copy everyone but the drawer gets.
+    """
+
+    seat: int
+    tile: str | None
+    replacement: bool = False
+
+
+class FlowerReplaced(Event, frozen=True, tag="flower_replaced"):
+    """``seat`` set a flower aside; a replacement ``TileDrawn`` follows."""
+
+    seat: int
+    flower: str
+
+
+class TileDiscarded(Event, frozen=True, tag="tile_discarded"):
+    seat: int
+    tile: str
+
+
+class CallWindowOpened(Event, frozen=True, tag="call_window_opened"):
+    """Someone may claim the discard; answers are due within ``seconds``.
+
+    Public, but says nothing about who may claim or what.
+    """
+
+    discarder: int
+    tile: str
+    seconds: int
+
+
+class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
+    """Private to ``seat``: what it may claim on the discard (it may also pass)."""
+
+    seat: int
+    tile: str
+    claims: tuple[Claim, ...]
+    seconds: int
+
+
+class CallAnswered(Event, frozen=True, tag="call_answered"):
+    """Private to ``seat``: its answer was recorded (``claim`` None = pass)."""
+
+    seat: int
+    claim: Claim | None
+
+
+class CallsPassed(Event, frozen=True, tag="calls_passed"):
+    """Nobody claimed the discard; it stays on the table."""
+
+    discarder: int
+    tile: str
+
+
+class TileClaimed(Event, frozen=True, tag="tile_claimed"):
+    """``seat`` claimed the discard for a pong, chow or kang, now exposed as ``meld``."""
+
+    seat: int
+    discarder: int
+    meld: Meld
+
+
+class KangDeclared(Event, frozen=True, tag="kang_declared"):
+    """``seat`` declared a kang on its turn: concealed (four in hand) or added to a pong."""
+
+    seat: int
+    meld: Meld
+    added: bool
+
+
+class HandWon(Event, frozen=True, tag="hand_won"):
+    """``seat`` won: by self-draw (bunot) or on ``discarder``'s discard."""
+
+    seat: int
+    tile: str
+    self_draw: bool
+    discarder: int | None = None
+
+
+class WallExhausted(Event, frozen=True, tag="wall_exhausted"):
+    """No tile left to draw: the hand is a draw (tabla)."""
+
+
+AnyEvent = (
+    TileDrawn
+    | FlowerReplaced
+    | TileDiscarded
+    | CallWindowOpened
+    | ClaimsOffered
+    | CallAnswered
+    | CallsPassed
+    | TileClaimed
+    | KangDeclared
+    | HandWon
+    | WallExhausted
+)
+
+EVENT_JSON_DECODER: msgspec.json.Decoder[AnyEvent] = msgspec.json.Decoder(AnyEvent)
+
+
+def event_for(event: AnyEvent, seat: int | None) -> AnyEvent | None:
+    """The event as ``seat`` may see it (``None`` = the audience), or None if it may not."""
+    match event:
+        case TileDrawn(seat=drawer) if drawer != seat and event.tile is not None:
+            return msgspec.structs.replace(event, tile=None)
+        case ClaimsOffered(seat=owner) | CallAnswered(seat=owner) if owner != seat:
+            return None
+        case _:
+            return event

@@ -1,0 +1,183 @@
+"""Building blocks for the Mahjong tests: rigged hands, playing scripts, simple bots.
+
+``rig`` builds a legal state from chosen hands and wall ends, so scenario tests read
+like the table; every tile not placed by the test goes to the middle of the wall (or,
+when the wall is cut short, to the discard rows), so all 144 are always accounted for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from kalaro.games import mahjong as mj
+from kalaro.games.mahjong import (
+    AnyAction,
+    AnyEvent,
+    Claim,
+    DeclareKang,
+    DeclareWin,
+    Discard,
+    Meld,
+    Options,
+    Player,
+    State,
+    TimeOut,
+)
+from kalaro.games.mahjong.state import Phase
+from kalaro.games.tiles import FLOWERS, MAHJONG_144, is_suited, parse_tiles, sort_key
+
+KALARO = mj.options_for("kalaro")
+FULL_SET = Counter(MAHJONG_144)
+
+
+def tiles(text: str) -> tuple[str, ...]:
+    """``"123m 55z"`` → ``("1m", "2m", "3m", "5z", "5z")``."""
+    return parse_tiles(text)
+
+
+def rig(
+    hands: Sequence[str],
+    *,
+    front: str = "",
+    back: str = "",
+    melds: dict[int, Sequence[Meld]] | None = None,
+    wall_size: int | None = None,
+    dealer: int = 0,
+    turn: int | None = None,
+    phase: Phase = "draw",
+    drawn: str | None = None,
+    options: Options = KALARO,
+) -> State:
+    """A state with these concealed hands; ``front`` is drawn first, ``back`` replaces first.
+
+    Flowers not placed by the test are set aside in seat 0's flower row. Without
+    ``wall_size`` every other tile sits in the middle of the wall; with it, the wall
+    keeps that many tiles and the rest are spread over the discard rows.
+    """
+    pool = Counter(MAHJONG_144)
+    melds = melds or {}
+
+    def take(names: Iterable[str]) -> tuple[str, ...]:
+        out = tuple(names)
+        for name in out:
+            assert pool[name] > 0, f"rig: no {name} left (max four of a kind)"
+            pool[name] -= 1
+        return out
+
+    concealed = [tuple(sorted(take(tiles(h)), key=sort_key)) for h in hands]
+    assert len(concealed) == 4
+    for seat_melds in melds.values():
+        for meld in seat_melds:
+            take(meld.tiles)
+    for seat, hand in enumerate(concealed):
+        size = mj.HAND_SIZE - 3 * len(melds.get(seat, ()))
+        extra = 1 if (turn if turn is not None else dealer) == seat and phase == "discard" else 0
+        assert len(hand) == size + extra, f"rig: seat {seat} holds {len(hand)} tiles"
+    head, tail = take(tiles(front)), take(tiles(back))
+    spare_flowers = [f for f in FLOWERS if pool[f]]
+    take(spare_flowers)
+    middle: list[str] = []
+    for tile in MAHJONG_144:
+        if pool[tile] > 0:
+            pool[tile] -= 1
+            middle.append(tile)
+    discards: list[list[str]] = [[], [], [], []]
+    if wall_size is not None:
+        keep = wall_size - len(head) - len(tail)
+        assert keep >= 0
+        for i, tile in enumerate(middle[keep:]):
+            discards[i % 4].append(tile)
+        middle = middle[:keep]
+    players = tuple(
+        Player(
+            hand=concealed[s],
+            melds=tuple(melds.get(s, ())),
+            flowers=tuple(spare_flowers) if s == 0 else (),
+            discards=tuple(discards[s]),
+        )
+        for s in range(4)
+    )
+    return State(
+        options=options,
+        dealer=dealer,
+        players=players,
+        wall=head + tuple(middle) + tuple(reversed(tail)),
+        turn=dealer if turn is None else turn,
+        phase=phase,
+        drawn=drawn,
+    )
+
+
+def play(state: State, moves: Iterable[tuple[int, AnyAction]]) -> tuple[State, list[AnyEvent]]:
+    """Apply ``(seat, action)`` moves in order; all the events, in order."""
+    events: list[AnyEvent] = []
+    for seat, action in moves:
+        state, new = mj.apply(state, seat, action)
+        events.extend(new)
+    return state, events
+
+
+def accounted(state: State) -> bool:
+    """Whether the state holds exactly the 144 tiles of the set."""
+    return Counter(mj.tiles_in_play(state)) == FULL_SET
+
+
+def encode(value: object) -> bytes:
+    return msgspec.msgpack.encode(value)
+
+
+# -- bots ---------------------------------------------------------------------------
+
+
+def _keep_score(hand: Sequence[str], tile: str, rng: random.Random) -> float:
+    """How much a tile is worth keeping: copies held, and neighbours in its suit."""
+    held = Counter(hand)
+    score = 3.0 * (held[tile] - 1)
+    if is_suited(tile):
+        rank, suit = int(tile[0]), tile[1]
+        for distance, weight in ((1, 2.0), (2, 1.0)):
+            for near in (rank - distance, rank + distance):
+                if 1 <= near <= 9 and held[f"{near}{suit}"]:
+                    score += weight
+    return score + rng.random()
+
+
+def choose(state: State, seat: int, rng: random.Random, greedy: bool) -> AnyAction:
+    """A bot's move: ``greedy`` takes wins and keeps connected tiles; otherwise uniform."""
+    actions = mj.legal_actions(state, seat)
+    if not greedy:
+        return rng.choice(actions)
+    for action in actions:
+        if isinstance(action, DeclareWin) or (
+            isinstance(action, Claim) and action.kind == "mahjong"
+        ):
+            return action
+    melding = [a for a in actions if isinstance(a, Claim | DeclareKang)]
+    if melding and rng.random() < 0.7:
+        return rng.choice(melding)
+    discards = [a for a in actions if isinstance(a, Discard)]
+    if discards:
+        hand = state.players[seat].hand
+        return min(discards, key=lambda d: _keep_score(hand, d.tile, rng))
+    return next(a for a in actions if not isinstance(a, Claim | DeclareKang))
+
+
+def random_hand(
+    seed: bytes, rng: random.Random, greedy: bool, options: Options = KALARO
+) -> tuple[State, list[tuple[int, AnyAction]]]:
+    """Play one hand to the end with bots; the final state and every (seat, action)."""
+    state = mj.new_hand(options, seed)
+    moves: list[tuple[int, AnyAction]] = []
+    while not mj.is_over(state):
+        seat = rng.choice(mj.to_act(state))
+        if state.phase == "calls" and rng.random() < 0.1:
+            action: AnyAction = TimeOut()  # the call window ran out for this seat
+        else:
+            action = choose(state, seat, rng, greedy)
+        state, _ = mj.apply(state, seat, action)
+        moves.append((seat, action))
+    return state, moves
