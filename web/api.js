@@ -1,0 +1,206 @@
+// REST calls to the gateway, with the session's tokens.
+//
+// Tokens live in sessionStorage, not localStorage, on purpose: refresh tokens rotate
+// and the auth service treats a reused one as theft (it revokes the whole family).
+// Two tabs sharing one refresh token through localStorage would race and sign each
+// other out; per-tab storage gives each tab its own token family, survives a reload,
+// and is forgotten when the tab is closed (shared devices). The trade-off: a new tab
+// asks you to sign in again.
+
+const STORE_KEY = "kalaro.session";
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+let session = load();
+let refreshing = null; // one refresh in flight at a time; every caller awaits the same
+const listeners = new Set();
+
+function load() {
+  try {
+    return JSON.parse(sessionStorage.getItem(STORE_KEY) || "null");
+  } catch {
+    return null;
+  }
+}
+
+function save(next) {
+  session = next;
+  if (next) sessionStorage.setItem(STORE_KEY, JSON.stringify(next));
+  else sessionStorage.removeItem(STORE_KEY);
+  for (const fn of listeners) fn(session);
+}
+
+/** Call `fn(session)` whenever the session changes (sign-in, refresh, sign-out). */
+export function onSession(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+export function currentSession() {
+  return session;
+}
+
+export function currentUser() {
+  return session?.user ?? null;
+}
+
+export function hasRole(role) {
+  return Boolean(session?.user?.roles?.includes(role));
+}
+
+function storePair(pair) {
+  save({
+    access: pair.access_token,
+    refresh: pair.refresh_token,
+    // Refresh a little early so a request never races the expiry.
+    expiresAt: Date.now() + Math.max(5, pair.expires_in - 20) * 1000,
+    user: pair.user,
+  });
+  return pair;
+}
+
+async function raw(method, path, body, token) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, "network", "Cannot reach the server. Check your connection and try again.");
+  }
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const err = data?.error;
+    throw new ApiError(
+      response.status,
+      err?.code || "http_error",
+      err?.message || `The server answered ${response.status}.`,
+    );
+  }
+  return data;
+}
+
+/** A fresh access token, refreshing first when it is about to expire. */
+export async function accessToken({ force = false } = {}) {
+  if (!session) throw new ApiError(401, "unauthorized", "Please sign in.");
+  if (force || Date.now() >= session.expiresAt) await refresh();
+  return session.access;
+}
+
+export async function refresh() {
+  if (!session) throw new ApiError(401, "unauthorized", "Please sign in.");
+  if (!refreshing) {
+    const token = session.refresh;
+    refreshing = raw("POST", "/api/auth/refresh", { refresh_token: token })
+      .then(storePair)
+      .catch((err) => {
+        // A refused refresh (expired, revoked, reused) ends the session.
+        if (err.status === 401) save(null);
+        throw err;
+      })
+      .finally(() => { refreshing = null; });
+  }
+  return refreshing;
+}
+
+/** An authenticated call; a 401 token_expired refreshes once and retries. */
+export async function call(method, path, body) {
+  const token = await accessToken();
+  try {
+    return await raw(method, path, body, token);
+  } catch (err) {
+    if (err.status === 401 && (err.code === "token_expired" || err.code === "invalid_token")) {
+      await refresh();
+      return raw(method, path, body, session.access);
+    }
+    if (err.status === 401) save(null);
+    throw err;
+  }
+}
+
+const q = (params) => {
+  const s = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") s.set(k, v);
+  const text = s.toString();
+  return text ? `?${text}` : "";
+};
+
+// --- accounts -------------------------------------------------------------------------
+export const config = () => raw("GET", "/api/config");
+export const signUp = (email, password, display_name) =>
+  raw("POST", "/api/auth/sign-up", { email, password, display_name }).then(storePair);
+export const signIn = (email, password) =>
+  raw("POST", "/api/auth/sign-in", { email, password }).then(storePair);
+export const googleSignIn = (id_token) =>
+  raw("POST", "/api/auth/google", { id_token }).then(storePair);
+
+export async function signOut() {
+  const token = session?.refresh;
+  save(null);
+  if (token) {
+    try {
+      await raw("POST", "/api/auth/sign-out", { refresh_token: token });
+    } catch {
+      /* signed out locally either way */
+    }
+  }
+}
+
+export async function me() {
+  const profile = await call("GET", "/api/me");
+  // Roles granted since the token was issued (e.g. host access) need a new token.
+  if (session && JSON.stringify(profile.roles) !== JSON.stringify(session.user.roles)) {
+    await refresh();
+  }
+  return profile;
+}
+
+export const requestHost = (note) => call("POST", "/api/me/host-request", { note });
+
+// --- wallet ---------------------------------------------------------------------------
+export const balance = () => call("GET", "/api/wallet");
+export const history = (limit = 20, before) => call("GET", `/api/wallet/history${q({ limit, before })}`);
+export const requestCredits = (amount, note) => call("POST", "/api/wallet/credit-requests", { amount, note });
+export const myCreditRequests = () => call("GET", "/api/wallet/credit-requests");
+
+// --- admin ----------------------------------------------------------------------------
+export const adminCreditRequests = (status = "pending") => call("GET", `/api/admin/credit-requests${q({ status })}`);
+export const decideCreditRequest = (id, approve, reason) =>
+  call("POST", `/api/admin/credit-requests/${encodeURIComponent(id)}/decision`, { approve, reason });
+export const adminHostRequests = (status = "pending") => call("GET", `/api/admin/host-requests${q({ status })}`);
+export const decideHostRequest = (id, approve, reason) =>
+  call("POST", `/api/admin/host-requests/${encodeURIComponent(id)}/decision`, { approve, reason });
+export const grant = (user_id, amount, reason, kind = "grant") =>
+  call("POST", "/api/admin/grants", { user_id, amount, reason, kind });
+
+// --- tables ---------------------------------------------------------------------------
+const t = (id) => `/api/tables/${encodeURIComponent(id)}`;
+export const listTables = (game) => call("GET", `/api/tables${q({ game })}`);
+export const createTable = (body) => call("POST", "/api/tables", body);
+export const getTable = (id) => call("GET", t(id));
+export const sit = (id, seat = null, invite_code = null) => call("POST", `${t(id)}/sit`, { seat, invite_code });
+export const leave = (id) => call("POST", `${t(id)}/leave`, {});
+export const leaveAfterHand = (id, leaveFlag = true) => call("POST", `${t(id)}/leave-after-hand`, { leave: leaveFlag });
+export const ready = (id, readyFlag = true, entropy = "") => call("POST", `${t(id)}/ready`, { ready: readyFlag, entropy });
+export const deal = (id) => call("POST", `${t(id)}/deal`, {});
+export const removePlayer = (id, seat) => call("POST", `${t(id)}/remove`, { seat });
+export const endTable = (id) => call("POST", `${t(id)}/end`, {});
+export const cancelTable = (id) => call("POST", `${t(id)}/cancel`, {});
+export const setChat = (id, enabled) => call("POST", `${t(id)}/chat-setting`, { enabled });

@@ -1,0 +1,164 @@
+// KaLaro web client: hash router, the signed-in shell (balance, nav, socket) and views.
+//
+// Routes: #/sign-in, #/ (tables), #/tables/<id>, #/wallet, #/admin, #/how-to-play.
+// Hash routing means the gateway's static file server needs no rewrite rules.
+
+import * as api from "./api.js";
+import { credits, toast } from "./dom.js";
+import { GameSocket } from "./socket.js";
+import * as signIn from "./views/sign-in.js";
+import * as dashboard from "./views/dashboard.js";
+import * as table from "./views/table.js";
+import * as wallet from "./views/wallet.js";
+import * as admin from "./views/admin.js";
+import * as howTo from "./views/how-to-play.js";
+
+const BALANCE_POLL_MS = 15000;
+
+const app = {
+  config: { google_client_id: "", welcome_grant: 0 },
+  socket: null,
+  balance: null,
+  cleanup: null,
+  balanceTimer: 0,
+  balanceListeners: new Set(),
+
+  navigate(path) {
+    if (location.hash === `#${path}`) route();
+    else location.hash = path;
+  },
+
+  /** Fetch the balance and show it in the header; views may listen for changes. */
+  async refreshBalance() {
+    if (!api.currentSession()) return null;
+    try {
+      const b = await api.balance();
+      app.balance = b;
+      document.getElementById("balance-amount").textContent = credits(b.available);
+      document.getElementById("balance").setAttribute(
+        "aria-label", `Available ${credits(b.available)} credits (balance ${credits(b.balance)}, held ${credits(b.held)})`,
+      );
+      for (const fn of app.balanceListeners) fn(b);
+      return b;
+    } catch {
+      return app.balance;
+    }
+  },
+
+  onBalance(fn) {
+    app.balanceListeners.add(fn);
+    return () => app.balanceListeners.delete(fn);
+  },
+};
+
+function ensureSocket() {
+  if (app.socket) return app.socket;
+  const socket = new GameSocket();
+  const conn = document.getElementById("conn");
+  socket.on("status", (status) => {
+    conn.dataset.status = status;
+    conn.title = { open: "Connected", reconnecting: "Reconnecting…", connecting: "Connecting…" }[status] || status;
+    conn.setAttribute("aria-label", conn.title);
+  });
+  socket.on("signed-out", () => {
+    toast("Your session ended. Please sign in again.", "error");
+    app.navigate("/sign-in");
+  });
+  socket.connect();
+  app.socket = socket;
+  return socket;
+}
+
+function shell(signedIn) {
+  const bar = document.getElementById("topbar");
+  bar.hidden = !signedIn;
+  if (!signedIn) {
+    clearInterval(app.balanceTimer);
+    app.balanceTimer = 0;
+    if (app.socket) app.socket.close();
+    app.socket = null;
+    return;
+  }
+  const user = api.currentUser();
+  document.getElementById("who").textContent = user?.display_name || "";
+  document.getElementById("nav-admin").hidden = !api.hasRole("admin");
+  if (!app.balanceTimer) {
+    app.refreshBalance();
+    app.balanceTimer = setInterval(() => app.refreshBalance(), BALANCE_POLL_MS);
+  }
+  ensureSocket();
+}
+
+function parse(hash) {
+  const path = hash.replace(/^#/, "") || "/";
+  const parts = path.split("/").filter(Boolean);
+  if (parts[0] === "sign-in") return { view: signIn, name: "sign-in" };
+  if (parts[0] === "tables" && parts[1]) return { view: table, name: "tables", params: { tableId: decodeURIComponent(parts[1]) } };
+  if (parts[0] === "wallet") return { view: wallet, name: "wallet" };
+  if (parts[0] === "admin") return { view: admin, name: "admin" };
+  if (parts[0] === "how-to-play") return { view: howTo, name: "how" };
+  return { view: dashboard, name: "tables" };
+}
+
+async function route() {
+  let target = parse(location.hash);
+  const signedIn = Boolean(api.currentSession());
+  if (!signedIn && target.view !== signIn && target.view !== howTo) {
+    sessionStorage.setItem("kalaro.after-sign-in", location.hash || "#/");
+    target = { view: signIn, name: "sign-in" };
+    if (location.hash !== "#/sign-in") history.replaceState(null, "", "#/sign-in");
+  }
+  if (signedIn && target.view === signIn) {
+    target = { view: dashboard, name: "tables" };
+    history.replaceState(null, "", "#/");
+  }
+  if (typeof app.cleanup === "function") {
+    try { app.cleanup(); } catch (err) { console.error(err); }
+  }
+  app.cleanup = null;
+  shell(signedIn);
+  for (const link of document.querySelectorAll("[data-nav]")) {
+    if (link.dataset.nav === target.name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  const root = document.getElementById("app");
+  root.replaceChildren();
+  root.dataset.view = target.name;
+  try {
+    app.cleanup = await target.view.render(root, { ...app, params: target.params || {}, socket: signedIn ? ensureSocket() : null });
+  } catch (err) {
+    console.error(err);
+    toast(err.message || "Something went wrong.", "error");
+  }
+}
+
+/** After signing in: go where the player was headed. */
+app.afterSignIn = () => {
+  const next = sessionStorage.getItem("kalaro.after-sign-in") || "#/";
+  sessionStorage.removeItem("kalaro.after-sign-in");
+  location.hash = next === "#/sign-in" ? "#/" : next;
+  if (location.hash === next) route();
+};
+
+async function start() {
+  document.getElementById("sign-out").addEventListener("click", async () => {
+    await api.signOut();
+    app.navigate("/sign-in");
+  });
+  api.onSession((session) => {
+    if (!session && document.getElementById("app").dataset.view !== "sign-in") {
+      shell(false);
+      app.navigate("/sign-in");
+    }
+  });
+  try {
+    app.config = await api.config();
+  } catch {
+    /* keep defaults: no Google button */
+  }
+  window.addEventListener("hashchange", route);
+  await route();
+}
+
+window.kalaro = app; // handy in the console and for browser tests
+start();

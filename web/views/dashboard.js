@@ -1,0 +1,270 @@
+// The lobby: tables to sit at or watch, filtered by game; hosting; the welcome grant.
+
+import * as api from "../api.js";
+import { credits, field, h, mount, toast } from "../dom.js";
+import { ask, inform } from "./dialogs.js";
+
+const POLL_MS = 5000;
+const GAMES = { tongits: "Tongits", mahjong: "Mahjong", kawuxing: "Ka Wu Xing" };
+const RULESETS = {
+  tongits: [["kalaro", "KaLaro (house rules)"], ["classic", "Classic"]],
+  mahjong: [["kalaro", "KaLaro"], ["joker", "Joker"], ["pinoy", "Pinoy (everything on)"]],
+};
+// The one timer option a host usually wants to change; the rest go in "house rules".
+const TIMER_OPTION = {
+  tongits: ["fight_seconds", "Fight/Fold answer time (seconds)", 20],
+  mahjong: ["call_seconds", "Claim window (seconds)", 10],
+};
+
+export function render(root, app) {
+  let filter = sessionStorage.getItem("kalaro.filter") || "";
+  let timer = 0;
+  const me = api.currentUser();
+  const list = h("ul.table-list#table-list", { "aria-live": "polite", "aria-busy": "true" });
+  const empty = h("p.empty", { hidden: true }, "No open tables right now.");
+
+  async function load() {
+    try {
+      const { tables } = await api.listTables(filter || undefined);
+      mount(list, tables.map((t) => tableCard(t)));
+      empty.hidden = tables.length > 0;
+      empty.textContent = api.hasRole("host")
+        ? "No open tables right now. Create one!"
+        : "No open tables right now. Ask a host to open one, or check back soon.";
+    } catch (err) {
+      toast(err.message, "error");
+    } finally {
+      list.setAttribute("aria-busy", "false");
+    }
+  }
+
+  function tableCard(t) {
+    const taken = t.seats.filter(Boolean).length;
+    const mySeat = t.seats.findIndex((s) => s && s.user_id === me?.user_id);
+    const full = taken === t.seats.length;
+    const title = `${GAMES[t.game] || t.game} · ${t.host_name}`;
+    const status = t.status === "waiting" ? "Waiting for players" : t.status === "playing" ? `Hand ${t.hand_no} in play` : t.status;
+    const sitBtn = mySeat >= 0
+      ? h("button.primary", { type: "button", onclick: () => app.navigate(`/tables/${t.table_id}`) }, "Back to my seat")
+      : h("button.primary", {
+        type: "button",
+        disabled: full,
+        "aria-label": `Sit at ${title}`,
+        onclick: () => sitDown(t),
+      }, full ? "Full" : "Sit");
+    return h(
+      "li.table-card",
+      { dataset: { tableId: t.table_id, game: t.game } },
+      h("div.table-game", { "aria-hidden": "true", class: `g-${t.game}` }, t.game === "tongits" ? "♠♥" : "中"),
+      h("div.table-info", {},
+        h("h3", {}, GAMES[t.game] || t.game, " ", h("span.by", {}, `hosted by ${t.host_name}`)),
+        h("p.facts", {},
+          h("span.fact.bet", {}, t.bet ? `Bet ${credits(t.bet)}` : "Free play"),
+          h("span.fact", {}, `${taken}/${t.seats.length} seated`),
+          h("span.fact", {}, t.private ? "🔒 Private" : "Public"),
+          h("span.fact", {}, t.ruleset),
+          t.max_loss ? h("span.fact", { title: "Available credits needed to sit" }, `Needs ${credits(t.max_loss)}`) : null,
+        ),
+        h("p.status", {}, status),
+      ),
+      h("div.table-actions", {},
+        sitBtn,
+        h("button", { type: "button", "aria-label": `Watch ${title}`, onclick: () => app.navigate(`/tables/${t.table_id}`) }, "Watch"),
+      ),
+    );
+  }
+
+  async function sitDown(t) {
+    let code = null;
+    if (t.private) {
+      code = await ask({
+        title: "Private table",
+        label: "Invite code",
+        hint: "Ask the host for the table's invite code.",
+        confirm: "Sit down",
+      });
+      if (code === null) return;
+    }
+    try {
+      await api.sit(t.table_id, null, code);
+      app.navigate(`/tables/${t.table_id}`);
+    } catch (err) {
+      const msg = err.code === "insufficient_funds"
+        ? `${err.message} Request credits in your Wallet.`
+        : err.message;
+      toast(msg, "error");
+      load();
+    }
+  }
+
+  const filters = h("div.filters", { role: "radiogroup", "aria-label": "Show tables of" },
+    [["", "All games"], ["tongits", "Tongits"], ["mahjong", "Mahjong"]].map(([value, label]) =>
+      h("label.pill", {},
+        h("input", {
+          type: "radio",
+          name: "game-filter",
+          value,
+          checked: filter === value,
+          onchange: () => {
+            filter = value;
+            sessionStorage.setItem("kalaro.filter", filter);
+            load();
+          },
+        }),
+        h("span", {}, label))),
+  );
+
+  const welcome = sessionStorage.getItem("kalaro.welcome") ? welcomeBanner(app) : null;
+
+  mount(
+    root,
+    welcome,
+    h("section.lobby", { "aria-labelledby": "lobby-title" },
+      h("div.section-head", {},
+        h("h1#lobby-title", {}, "Tables"),
+        filters,
+        h("button.ghost", { type: "button", onclick: load, "aria-label": "Refresh the table list" }, "↻ Refresh"),
+      ),
+      list,
+      empty,
+    ),
+    hostingPanel(app, load),
+  );
+  load();
+  timer = setInterval(load, POLL_MS);
+  return () => clearInterval(timer);
+}
+
+function welcomeBanner(app) {
+  const user = api.currentUser();
+  const amount = h("strong#welcome-amount", {}, "…");
+  const banner = h("section.banner.welcome#welcome", { role: "status" },
+    h("span.banner-icon", { "aria-hidden": "true" }, "🎉"),
+    h("div", {},
+      h("h2", {}, `Welcome to KaLaro, ${user?.display_name || "player"}!`),
+      h("p", {}, "Your welcome grant: ", amount, " fun credits. Find a table below and sit down."),
+    ),
+    h("button.ghost.small", { type: "button", "aria-label": "Dismiss", onclick: () => { banner.remove(); sessionStorage.removeItem("kalaro.welcome"); } }, "✕"),
+  );
+  // The grant is credited by the wallet shortly after sign-up; watch it arrive.
+  let tries = 0;
+  const poll = async () => {
+    const b = await app.refreshBalance();
+    if (b && b.balance > 0) {
+      amount.textContent = credits(b.balance);
+      return;
+    }
+    if ((tries += 1) < 40) setTimeout(poll, 400);
+  };
+  poll();
+  return banner;
+}
+
+function hostingPanel(app, reload) {
+  if (!api.hasRole("host")) {
+    const note = h("input#host-note", { type: "text", maxlength: 500, placeholder: "Optional: tell the admins about your group" });
+    const btn = h("button#host-request", { type: "submit" }, "Ask for host access");
+    const form = h("form.host-request", {
+      onsubmit: async (e) => {
+        e.preventDefault();
+        btn.disabled = true;
+        try {
+          await api.requestHost(note.value.trim());
+          mount(form, h("p.ok", { role: "status" }, "Request sent. An admin will review it; you can create tables once approved."));
+        } catch (err) {
+          toast(err.message, "error");
+          btn.disabled = false;
+        }
+      },
+    }, field("Note for the admins", note), btn);
+    return h("section.panel.hosting", { "aria-labelledby": "host-title" },
+      h("h2#host-title", {}, "Want to host?"),
+      h("p.muted", {}, "Hosts open tables, deal each hand and keep the table friendly."),
+      form);
+  }
+  return h("section.panel.hosting", { "aria-labelledby": "create-title" },
+    h("h2#create-title", {}, "Create a table"),
+    createForm(app, reload));
+}
+
+function createForm(app) {
+  const game = h("select#create-game", { name: "game" },
+    h("option", { value: "tongits" }, "Tongits (3 players)"),
+    h("option", { value: "mahjong" }, "Mahjong (4 players)"));
+  const ruleset = h("select#create-ruleset", { name: "ruleset" });
+  const bet = h("input#create-bet", { type: "number", name: "bet", min: 0, max: 100000, step: 1, value: "10", required: true });
+  const timerInput = h("input#create-timer", { type: "number", min: 1, max: 600, step: 1 });
+  const timerField = field("", timerInput);
+  const priv = h("input#create-private", { type: "checkbox", name: "private" });
+  const chat = h("input#create-chat", { type: "checkbox", name: "chat", checked: true });
+  const rules = h("textarea#create-options", { rows: 2, placeholder: '{"secret_sets": true}', spellcheck: "false" });
+  const error = h("p.form-error", { role: "alert", hidden: true });
+
+  function syncGame() {
+    mount(ruleset, RULESETS[game.value].map(([v, label]) => h("option", { value: v }, label)));
+    const [, label, def] = TIMER_OPTION[game.value];
+    timerField.querySelector(".label").textContent = label;
+    timerInput.value = String(def);
+  }
+  game.addEventListener("change", syncGame);
+  syncGame();
+
+  const submit = h("button.primary#create-submit", { type: "submit" }, "Create table");
+  const form = h("form.create-table#create-table", {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      error.hidden = true;
+      let options = {};
+      if (rules.value.trim()) {
+        try {
+          options = JSON.parse(rules.value);
+          if (typeof options !== "object" || Array.isArray(options) || options === null) throw new Error();
+        } catch {
+          error.textContent = "House rules must be a JSON object, e.g. {\"secret_sets\": true}.";
+          error.hidden = false;
+          return;
+        }
+      }
+      const [timerKey, , def] = TIMER_OPTION[game.value];
+      const seconds = Number(timerInput.value);
+      if (seconds && seconds !== def) options[timerKey] = seconds;
+      submit.disabled = true;
+      try {
+        const created = await api.createTable({
+          game: game.value,
+          bet: Number(bet.value || 0),
+          ruleset: ruleset.value,
+          options,
+          private: priv.checked,
+          chat_enabled: chat.checked,
+        });
+        const id = created.table.table_id;
+        if (created.invite_code) {
+          sessionStorage.setItem(`kalaro.invite.${id}`, created.invite_code);
+          await inform({
+            title: "Private table created",
+            body: ["Share this invite code with your players. It is shown only now (and on the table page in this tab):"],
+            code: created.invite_code,
+          });
+        }
+        app.navigate(`/tables/${id}`);
+      } catch (err) {
+        error.textContent = err.message;
+        error.hidden = false;
+        submit.disabled = false;
+      }
+    },
+  },
+  h("div.grid2", {},
+    field("Game", game),
+    field("Ruleset", ruleset),
+    field("Bet per hand (credits)", bet, "0 = free play. Players need the maximum loss available to sit."),
+    timerField),
+  h("div.checks", {},
+    h("label.check", {}, priv, " Private (invite code)"),
+    h("label.check", {}, chat, " Table chat on")),
+  h("details.advanced", {}, h("summary", {}, "House rules (advanced)"), field("Options as JSON", rules, "Any option of the ruleset; see How to play.")),
+  error,
+  submit);
+  return form;
+}

@@ -1,0 +1,110 @@
+// The end of a hand: who won and how, what each player paid or received, every hand
+// revealed, and the seed that lets anyone re-derive the deal.
+
+import { cardView, sortCards } from "../cards.js";
+import { credits, h, signed } from "../dom.js";
+import { sortTiles, tileLabel, tileView } from "../tiles.js";
+import { extras, humanize } from "./extras.js";
+
+const TONGITS_ENDINGS = { tongits: "Tongits!", stock_out: "Stock out", draw: "Draw (fight)" };
+const KNOWN_TONGITS = ["ending", "winners", "payments", "deadwood", "burned", "hands", "melds", "next_dealer", "draw_call", "last_drawer", "owed"];
+const KNOWN_MAHJONG = ["ending", "winner", "discarder", "winning_tile", "payments", "charges", "hands", "dealer", "next_dealer"];
+const CHARGE_ITEMS = { discarder: "discarded the winning tile", other_loser: "other player", self_draw: "self-draw (bunot)", kang: "kangs" };
+
+function headline(frame, game, who) {
+  const r = frame.result;
+  if (game === "tongits") {
+    if (!r.winners.length) return "Stock out — nobody opened, no credits move.";
+    const names = r.winners.map(who).join(" and ");
+    if (r.ending === "tongits") return `${names} wins by Tongits!`;
+    if (r.ending === "stock_out") return `Stock out — ${names} ${r.winners.length > 1 ? "split the win" : "wins"} with the lowest deadwood.`;
+    const caller = r.draw_call ? who(r.draw_call.caller) : "";
+    return `Draw called by ${caller} — ${names} wins.`;
+  }
+  if (r.ending === "wall_out") return "Wall out — tabla. Nobody pays; the dealer keeps the deal.";
+  const winner = who(r.winner);
+  if (r.ending === "self_draw") return `${winner} wins — Mahjong by self-draw (bunot)!`;
+  return `${winner} wins — Mahjong on ${who(r.discarder)}'s discard${r.winning_tile ? ` (${tileLabel(r.winning_tile)})` : ""}!`;
+}
+
+function tongitsRows(frame, who, me) {
+  const r = frame.result;
+  return frame.players.map((userId, s) => {
+    const melds = r.melds.filter((m) => m.owner === s);
+    const won = r.winners.includes(s);
+    return h(`tr${won ? ".winner" : ""}${userId === me ? ".me" : ""}`, { dataset: { seat: String(s) } },
+      h("th", { scope: "row" }, who(s), won ? h("span.chip.win", {}, "Winner") : null, r.burned[s] ? h("span.chip.burned", {}, "Burned") : null,
+        r.draw_call ? h("span.muted.small", {}, ` ${r.draw_call.answers[s]}`) : null),
+      h("td.hand-cell", {},
+        h("div.revealed", { "aria-label": `${who(s)}'s hand` }, sortCards(r.hands[s]).map((c) => cardView(c, { small: true }))),
+        melds.length ? h("div.revealed.melds", { "aria-label": `${who(s)}'s melds` }, melds.map((m) => h("span.meld-mini", {}, sortCards(m.cards, m.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }))))) : null),
+      h("td.num", {}, String(r.deadwood[s])),
+      h(`td.num.amount${frame.payments[s] > 0 ? ".plus" : frame.payments[s] < 0 ? ".minus" : ""}`, {}, signed(frame.payments[s])));
+  });
+}
+
+function mahjongRows(frame, who, me) {
+  const r = frame.result;
+  return frame.players.map((userId, s) => {
+    const hand = r.hands.find((x) => x.seat === s) || { hand: [], melds: [], flowers: [] };
+    const charge = r.charges.find((c) => c.payer === s);
+    const won = r.winner === s;
+    return h(`tr${won ? ".winner" : ""}${userId === me ? ".me" : ""}`, { dataset: { seat: String(s) } },
+      h("th", { scope: "row" }, who(s), won ? h("span.chip.win", {}, "Winner") : null, r.dealer === s ? h("span.chip.dealer", {}, "D") : null),
+      h("td.hand-cell", {},
+        h("div.revealed", { "aria-label": `${who(s)}'s tiles` },
+          sortTiles(hand.hand).map((t) => tileView(t, { small: true, extra: won && t === r.winning_tile ? "last" : "" })),
+          hand.melds.map((m) => h("span.mj-meld", {}, m.tiles.map((t) => tileView(t, { small: true })))),
+          hand.flowers.map((f) => tileView(f, { small: true })))),
+      h("td.small", {}, charge ? charge.items.map((i) => `${CHARGE_ITEMS[i.name] || humanize(i.name)} ${i.units}`).join(" + ") + (charge.units < charge.total ? ` (capped at ${charge.units})` : "") : won ? "receives" : "—"),
+      h(`td.num.amount${frame.payments[s] > 0 ? ".plus" : frame.payments[s] < 0 ? ".minus" : ""}`, {}, signed(frame.payments[s])));
+  });
+}
+
+async function sha256Hex(text) {
+  // The commitment is sha256 of the seed's hex text or of its bytes; accept either.
+  if (!crypto?.subtle) return [];
+  const digest = async (bytes) => Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const out = [await digest(new TextEncoder().encode(text))];
+  if (/^[0-9a-f]+$/i.test(text) && text.length % 2 === 0) {
+    out.push(await digest(Uint8Array.from(text.match(/../g), (x) => parseInt(x, 16))));
+  }
+  return out;
+}
+
+function fairness(frame) {
+  const check = h("span.verify#seed-check", {}, "");
+  sha256Hex(frame.server_seed).then((hashes) => {
+    if (!hashes.length) return;
+    const ok = hashes.includes(frame.seed_commitment);
+    check.textContent = ok ? "✓ matches the commitment shown before the deal" : "";
+    check.classList.toggle("ok", ok);
+  }).catch(() => {});
+  return h("details.fairness", {},
+    h("summary", {}, "Fairness: the revealed seed"),
+    h("dl", {},
+      h("dt", {}, "Seed commitment (before the deal)"), h("dd", {}, h("code", {}, frame.seed_commitment)),
+      h("dt", {}, "Server seed (revealed now)"), h("dd", {}, h("code#server-seed", {}, frame.server_seed), " ", check),
+      h("dt", {}, "Players' entropy"), h("dd", {}, frame.entropy.map((e, i) => h("code", {}, e || `(seat ${i + 1}: none)`)))),
+    h("p.muted.small", {}, "Anyone can re-derive this deal from the seed and the entropy (kalaro verify)."));
+}
+
+export function renderResult(frame, { game, name, me, onClose }) {
+  const who = (s) => (s === null || s === undefined ? "?" : name(frame.players[s], s));
+  const mySeat = frame.players.indexOf(me);
+  const mine = mySeat >= 0 ? frame.payments[mySeat] : null;
+  const isTongits = game === "tongits";
+  return h("div.result.panel#result-panel", { role: "region", "aria-labelledby": "result-title" },
+    h("div.result-head", {},
+      h("h2#result-title", {}, isTongits ? TONGITS_ENDINGS[frame.result.ending] || "Hand over" : "Hand over"),
+      h("button.ghost.small", { type: "button", "aria-label": "Close the result", onclick: onClose }, "✕")),
+    h("p.headline#result-headline", {}, headline(frame, game, who)),
+    mine !== null ? h(`p.my-amount${mine > 0 ? ".plus" : mine < 0 ? ".minus" : ""}`, {}, mine > 0 ? `You received ${credits(mine)} credits.` : mine < 0 ? `You paid ${credits(-mine)} credits.` : "No credits moved for you.") : null,
+    h("div.table-scroll", {},
+      h("table.results", {},
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), h("th", { scope: "col" }, isTongits ? "Hand & melds" : "Tiles"), h("th", { scope: "col" }, isTongits ? "Deadwood" : "Pays"), h("th", { scope: "col" }, "Credits"))),
+        h("tbody", {}, isTongits ? tongitsRows(frame, who, me) : mahjongRows(frame, who, me)))),
+    extras(frame.result, isTongits ? KNOWN_TONGITS : KNOWN_MAHJONG, game),
+    fairness(frame),
+    h("p.muted.small", {}, mySeat >= 0 ? "Tap Ready for the next hand, or leave the table." : ""));
+}

@@ -1,0 +1,191 @@
+// Filipino 16-tile Mahjong on the felt: four seats with melds, flowers and discards,
+// the wall, your concealed tiles (the drawn one set apart), your moves, and the private
+// claim prompt when a discard can be called.
+
+import { h } from "../dom.js";
+import { sortTiles, tileBack, tileButton, tileLabel, tileView } from "../tiles.js";
+import { extras, humanize } from "./extras.js";
+import { first, ofType } from "./legal.js";
+
+const WINDS = ["東", "南", "西", "北"];
+const WIND_NAMES = ["East", "South", "West", "North"];
+const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result"];
+const KNOWN_ACTIONS = ["draw", "discard", "declare_kang", "declare_win", "claim", "pass"];
+const CLAIM_LABEL = { mahjong: "Mahjong!", kang: "Kang", pong: "Pong", chow: "Chow" };
+
+export function concealed(view) {
+  const me = view.seat === null || view.seat === undefined ? null : view.players[view.seat];
+  return me?.hand || [];
+}
+
+export function prompt(view, seat, name) {
+  if (seat === null || seat === undefined) return "";
+  const legal = view.legal || [];
+  const claims = ofType(legal, "claim");
+  if (claims.length && view.call) {
+    const kinds = [...new Set(claims.map((c) => CLAIM_LABEL[c.kind] || c.kind))].join(", ");
+    return `${name(view.call.discarder)} discarded ${tileLabel(view.call.tile)}. You may ${kinds}, or pass.`;
+  }
+  if (first(legal, "declare_win")) return "Your hand is complete: Mahjong!";
+  if (first(legal, "draw")) return "Your turn: draw a tile.";
+  if (first(legal, "discard")) return "Choose a tile to discard.";
+  return "";
+}
+
+function windOf(view, s) {
+  return (s - view.dealer + 4) % 4;
+}
+
+function meldRow(meld) {
+  const tiles = meld.tiles.map((t) => tileView(t, { small: true, extra: t === meld.claimed ? "claimed" : "" }));
+  return h(`span.mj-meld.${meld.kind}${meld.concealed ? ".concealed" : ""}`, {
+    "aria-label": `${humanize(meld.kind)}${meld.concealed ? " (concealed)" : ""}: ${meld.tiles.map(tileLabel).join(", ")}`,
+  }, tiles);
+}
+
+function seatArea(ctx, s, where) {
+  const { view } = ctx;
+  const p = view.players[s];
+  const wind = windOf(view, s);
+  const acting = view.phase === "calls" ? view.call?.discarder === s : view.turn === s && view.phase !== "over";
+  const lastDiscard = view.call && view.call.discarder === s ? p.discards.length - 1 : -1;
+  return h(`div.mj-seat.${where}${acting ? ".acting" : ""}`, { dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}, ${WIND_NAMES[wind]} seat` },
+    h("div.player-head", {},
+      h("span.wind", { title: `${WIND_NAMES[wind]} wind` }, WINDS[wind]),
+      h("span.player-name", {}, ctx.name(s)),
+      view.dealer === s ? h("span.chip.dealer", { title: "Dealer" }, "D") : null,
+      ctx.seat === s ? null : h("span.hand-count", { "aria-label": `${p.hand_size} concealed tiles` },
+        h("span.mini-wall", { "aria-hidden": "true" }, Array.from({ length: Math.min(p.hand_size, 17) }, () => tileBack({ small: true }))),
+        h("span.count", {}, String(p.hand_size))),
+      acting ? h("span.chip.turn", {}, "⏳") : null),
+    p.melds.length || p.flowers.length
+      ? h("div.mj-exposed", {},
+        p.melds.map(meldRow),
+        p.flowers.length ? h("span.flowers", { "aria-label": `Flowers: ${p.flowers.map(tileLabel).join(", ")}` }, p.flowers.map((f) => tileView(f, { small: true }))) : null)
+      : null,
+    h("div.mj-discards", { "aria-label": `${ctx.name(s)}'s discards` },
+      p.discards.map((t, i) => tileView(t, { small: true, extra: i === lastDiscard ? "last" : "" }))));
+}
+
+function center(ctx) {
+  const { view, frame } = ctx;
+  return h("div.mj-center", {},
+    h("div.wall", { "aria-label": `Wall: ${view.wall_count} tiles left` }, h("span.wall-icon", { "aria-hidden": "true" }, tileBack()), h("span", {}, "Wall "), h("strong#wall-count", {}, String(view.wall_count))),
+    view.call ? h("div.call-tile", {}, h("span.small", {}, `${ctx.name(view.call.discarder)} discarded`), tileView(view.call.tile),
+      frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) } }, "") : null) : null,
+    extras(view, KNOWN_VIEW, "mahjong"));
+}
+
+function claimPrompt(ctx) {
+  const { view, frame } = ctx;
+  const claims = ofType(view.legal, "claim");
+  const pass = first(view.legal, "pass");
+  if (!claims.length && !pass) return null;
+  const tile = view.call?.tile;
+  return h("div.prompt#claim-prompt", { role: "alertdialog", "aria-labelledby": "claim-title" },
+    h("h2#claim-title", {}, view.call ? `${ctx.name(view.call.discarder)} discarded ` : "Claim the discard", tile ? tileView(tile, { small: true }) : null),
+    h("div.prompt-actions", {},
+      claims.map((c, i) => h(`button.claim${c.kind === "mahjong" ? ".primary" : ""}`, {
+        type: "button",
+        id: `claim-${c.kind}-${i}`,
+        dataset: { action: `claim-${c.kind}`, claim: c.kind },
+        disabled: ctx.busy,
+        "aria-label": `${CLAIM_LABEL[c.kind] || c.kind}${c.tiles.length ? ` with ${c.tiles.map(tileLabel).join(" and ")}` : ""}`,
+        onclick: () => ctx.act(c),
+      }, h("span", {}, CLAIM_LABEL[c.kind] || humanize(c.kind)),
+      c.tiles.length ? h("span.tile-row", { "aria-hidden": "true" }, sortTiles([...c.tiles, tile]).map((t) => tileView(t, { small: true }))) : null)),
+      pass ? h("button#pass", { type: "button", dataset: { action: "pass" }, disabled: ctx.busy, onclick: () => ctx.act(pass) }, "Pass") : null,
+      frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) }, "aria-label": "seconds left" }, "") : null));
+}
+
+// Which copy the player tapped (tiles of a kind are interchangeable; this only keeps
+// the highlight on the tile that was tapped).
+let pickedIndex = -1;
+
+function myHand(ctx) {
+  const { view, selection } = ctx;
+  const hand = [...(view.players[view.seat].hand || [])];
+  // The drawn tile is part of the hand; show it set apart, as at a real table.
+  let drawn = null;
+  if (view.drawn) {
+    const i = hand.lastIndexOf(view.drawn);
+    if (i >= 0) {
+      hand.splice(i, 1);
+      drawn = view.drawn;
+    }
+  }
+  const tiles = sortTiles(hand);
+  if (drawn) tiles.push(drawn);
+  const sel = selection[0];
+  const marked = sel === undefined ? -1 : tiles[pickedIndex] === sel ? pickedIndex : tiles.indexOf(sel);
+  const buttons = tiles.map((t, i) => {
+    const b = tileButton(t, {
+      selected: i === marked,
+      index: i,
+      extra: drawn && i === tiles.length - 1 ? "drawn" : "",
+      onToggle: () => {
+        pickedIndex = i;
+        ctx.setSelection(i === marked ? [] : [t]);
+      },
+    });
+    if (drawn && i === tiles.length - 1) b.setAttribute("aria-label", `${tileLabel(t)} (just drawn)`);
+    return b;
+  });
+  if (drawn) buttons.splice(buttons.length - 1, 0, h("span.drawn-gap", { "aria-hidden": "true" }));
+  return h("div.my-hand", {},
+    h("div.hand-head", {}, h("h2.hand-title", {}, "Your tiles ", h("span.muted.small", {}, `${tiles.length} tiles`))),
+    h("div.hand.tiles#hand", { role: "group", "aria-label": "Your tiles: arrow keys move, Space selects" }, buttons));
+}
+
+function actionBar(ctx) {
+  const { view, selection } = ctx;
+  const legal = view.legal || [];
+  const draw = first(legal, "draw");
+  const win = first(legal, "declare_win");
+  const discard = selection.length === 1 ? legal.find((a) => a.type === "discard" && a.tile === selection[0]) : null;
+  const kangs = ofType(legal, "declare_kang");
+  const unknown = legal.filter((a) => !KNOWN_ACTIONS.includes(a.type));
+  const btn = (id, label, action, primary = false, aria = undefined) => h(`button${primary ? ".primary" : ""}`, {
+    type: "button", id, dataset: { action: id }, disabled: !action || ctx.busy, "aria-label": aria, onclick: () => action && ctx.act(action),
+  }, label);
+  return h("div.action-bar#actions", { role: "group", "aria-label": "Your moves" },
+    btn("draw", "Draw", draw, true),
+    btn("discard", "Discard", discard, Boolean(discard)),
+    kangs.length
+      ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile }, disabled: ctx.busy, "aria-label": `Kang of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, "Kang ", tileView(k.tile, { small: true })))
+      : btn("kang", "Kang", null),
+    btn("mahjong", "Mahjong!", win, Boolean(win)),
+    unknown.map((a, i) => h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))));
+}
+
+function hint(ctx) {
+  const { view, seat } = ctx;
+  if (seat === null || seat === undefined) return "You are watching: concealed tiles stay hidden until the hand ends.";
+  const legal = view.legal || [];
+  if (view.phase === "over") return "The hand is over.";
+  if (ofType(legal, "claim").length) return "You can claim this discard — choose, or pass.";
+  if (first(legal, "pass")) return "Pass or wait for the call window to close.";
+  if (view.phase === "calls") return "Waiting for claims on the discard…";
+  if (first(legal, "draw")) return "Your turn: Draw a tile from the wall.";
+  if (first(legal, "declare_win")) return "Your hand is complete — tap Mahjong!";
+  if (first(legal, "discard")) return "Tap a tile, then Discard.";
+  return `Waiting for ${ctx.name(view.turn)}…`;
+}
+
+export function renderHand(ctx) {
+  const { view, seat } = ctx;
+  const seated = seat !== null && seat !== undefined;
+  const base = seated ? seat : 0;
+  const at = (k) => (base + k) % 4;
+  return h("div.board.mahjong", { dataset: { phase: view.phase, version: String(ctx.frame.version) } },
+    h("div.mj-grid", {},
+      seatArea(ctx, at(2), "top"),
+      seatArea(ctx, at(3), "left"),
+      center(ctx),
+      seatArea(ctx, at(1), "right"),
+      seatArea(ctx, at(0), "bottom")),
+    claimPrompt(ctx),
+    h("p.hint#hint", { "aria-live": "polite" }, hint(ctx)),
+    seated ? myHand(ctx) : null,
+    seated ? actionBar(ctx) : null);
+}

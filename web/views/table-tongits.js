@@ -1,0 +1,185 @@
+// Tongits on the felt: opponents, stock and discards, everyone's melds, your hand and
+// the moves the server lists as legal for you now.
+
+import { cardBack, cardButton, cardValue, cardView, sortCards } from "../cards.js";
+import { h } from "../dom.js";
+import { first, matching, ofType } from "./legal.js";
+
+const ENDINGS = { tongits: "Tongits", stock_out: "Stock out", draw: "Draw" };
+
+export function concealed(view) {
+  return view.hand || [];
+}
+
+/** One sentence for screen readers when it becomes your move. */
+export function prompt(view, seat, name) {
+  if (seat === null || seat === undefined) return "";
+  const legal = view.legal_actions || [];
+  if (first(legal, "fight")) return `${name(view.draw_call.caller)} called Draw. Fight or fold?`;
+  if (view.phase === "start" && legal.length) return "Your turn: draw, or take the discard.";
+  if (view.phase === "play" && legal.length) return "Meld, lay off, then discard.";
+  return "";
+}
+
+function meldBox(meld, ctx) {
+  const { view, selection } = ctx;
+  const fit = ofType(view.legal_actions, "lay_off").find((a) => a.meld_id === meld.id && sameSel(a.cards, selection));
+  const cards = meld.face_down && !meld.cards.length
+    ? Array.from({ length: meld.size }, () => cardBack({ small: true }))
+    : sortCards(meld.cards, meld.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }));
+  const label = `${meld.kind === "run" ? "Run" : "Set"} of ${ctx.name(meld.owner)}${meld.face_down ? " (face down)" : ""}`;
+  return h(`button.meld${fit ? ".can-lay" : ""}`, {
+    type: "button",
+    disabled: !fit || ctx.busy,
+    "aria-label": fit ? `Lay off the selected cards on ${label}` : label,
+    title: fit ? "Lay off here" : label,
+    dataset: { meld: String(meld.id), owner: String(meld.owner) },
+    onclick: () => fit && ctx.act(fit),
+  }, cards);
+}
+
+function sameSel(cards, selection) {
+  if (!selection.length || cards.length !== selection.length) return false;
+  const a = [...cards].sort();
+  const b = [...selection].sort();
+  return a.every((c, i) => c === b[i]);
+}
+
+function playerArea(ctx, s, { bottom = false } = {}) {
+  const { view } = ctx;
+  const melds = view.melds.filter((m) => m.owner === s);
+  const size = view.hand_sizes[s];
+  const turn = view.to_act.includes(s);
+  const status = [];
+  if (view.dealer === s) status.push(h("span.chip.dealer", { title: "Dealer" }, "D"));
+  status.push(h(`span.chip${view.opened[s] ? ".opened" : ""}`, {}, view.opened[s] ? "Opened" : "Not opened"));
+  if (view.draw_call) {
+    const answer = view.draw_call.answers[s];
+    if (answer && answer !== "pending") status.push(h(`span.chip.answer-${answer}`, {}, answer === "caller" ? "Called Draw" : answer));
+  }
+  return h(`div.player-area${turn ? ".acting" : ""}${bottom ? ".me" : ""}`, { dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}'s area` },
+    h("div.player-head", {},
+      h("span.player-name", {}, ctx.name(s)),
+      status,
+      bottom ? null : h("span.hand-count", { "aria-label": `${size} cards in hand` },
+        h("span.mini-fan", { "aria-hidden": "true" }, Array.from({ length: Math.min(size, 13) }, () => cardBack({ small: true }))),
+        h("span.count", {}, `${size}`)),
+      turn ? h("span.chip.turn", {}, "⏳") : null),
+    h("div.melds", { "aria-label": `${ctx.name(s)}'s melds` },
+      melds.length ? melds.map((m) => meldBox(m, ctx)) : h("span.muted.small", {}, "No melds yet")));
+}
+
+function center(ctx) {
+  const { view } = ctx;
+  const discards = view.discards || [];
+  const top = discards[discards.length - 1];
+  const takes = ofType(view.legal_actions, "take_discard");
+  const take = matching(view.legal_actions, "take_discard", ctx.selection);
+  const under = discards.slice(-6, -1);
+  return h("div.center", {},
+    h("div.pile.stock", { "aria-label": `Stock: ${view.stock_count} cards` },
+      view.stock_count ? cardBack() : h("span.card.empty", { "aria-hidden": "true" }),
+      h("span.pile-label", {}, "Stock ", h("strong#stock-count", {}, String(view.stock_count)))),
+    h("div.pile.discards", { "aria-label": `Discard pile: ${discards.length} cards` },
+      h("div.under", { "aria-hidden": "true" }, under.map((c) => cardView(c, { small: true }))),
+      top
+        ? h(`button.top-discard${take ? ".can-take" : ""}`, {
+          type: "button",
+          id: "top-discard",
+          disabled: !take || ctx.busy,
+          "aria-label": take ? `Take the discard with your selected cards` : `Top discard`,
+          onclick: () => take && ctx.act(take),
+        }, cardView(top))
+        : h("span.card.empty", { "aria-hidden": "true" }),
+      h("span.pile-label", {}, takes.length && !take ? "Select cards that meld with it" : "Discards")));
+}
+
+function drawCallPanel(ctx) {
+  const { view, frame } = ctx;
+  const call = view.draw_call;
+  if (!call || view.phase !== "answers") return null;
+  const fight = first(view.legal_actions, "fight");
+  const fold = first(view.legal_actions, "fold");
+  return h("div.prompt#fight-prompt", { role: "alertdialog", "aria-labelledby": "fight-title" },
+    h("h2#fight-title", {}, `${ctx.name(call.caller)} called Draw!`),
+    h("ul.answers", {}, call.answers.map((a, s) => h("li", {}, `${ctx.name(s)}: `, h("strong", {}, a)))),
+    fight || fold
+      ? h("div.prompt-actions", {},
+        h("button.primary#fight", { type: "button", disabled: !fight || ctx.busy, onclick: () => ctx.act(fight), dataset: { action: "fight" } }, "Fight"),
+        h("button#fold", { type: "button", disabled: !fold || ctx.busy, onclick: () => ctx.act(fold), dataset: { action: "fold" } }, "Fold"),
+        frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) }, "aria-label": "seconds left" }, "") : null)
+      : h("p.muted", {}, "Waiting for the answers…", frame.deadline_ms ? [" ", h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) } }, "")] : null));
+}
+
+function myHand(ctx) {
+  const { view, selection } = ctx;
+  const cards = sortCards(view.hand || [], ctx.sort);
+  const points = view.options?.deadwood === "hand" ? (view.hand || []).reduce((n, c) => n + cardValue(c), 0) : null;
+  return h("div.my-hand", {},
+    h("div.hand-head", {},
+      h("h2.hand-title", {}, "Your hand ", h("span.muted.small", {}, `${cards.length} cards${points !== null ? ` · ${points} points` : ""}`)),
+      h("div.hand-tools", {},
+        selection.length ? h("button.ghost.small#clear-selection", { type: "button", onclick: () => ctx.setSelection([]) }, `Clear (${selection.length})`) : null,
+        h("button.ghost.small#sort", { type: "button", onclick: () => ctx.setSort(ctx.sort === "suit" ? "rank" : "suit") }, ctx.sort === "suit" ? "Sort by rank" : "Sort by suit"))),
+    h("div.hand.cards#hand", { role: "group", "aria-label": "Your cards: arrow keys move, Space selects" },
+      cards.map((c, i) => cardButton(c, { selected: selection.includes(c), onToggle: (name) => ctx.toggle(name), index: i }))));
+}
+
+function actionBar(ctx) {
+  const { view, selection } = ctx;
+  const legal = view.legal_actions || [];
+  const draw = first(legal, "draw");
+  const call = first(legal, "call_draw");
+  const take = matching(legal, "take_discard", selection);
+  const meld = matching(legal, "meld", selection);
+  const secret = matching(legal, "expose_secret_set", selection);
+  const layoffs = ofType(legal, "lay_off").filter((a) => sameSel(a.cards, selection));
+  const discard = selection.length === 1 ? legal.find((a) => a.type === "discard" && a.card === selection[0]) : null;
+  const btn = (id, label, action, { primary = false, title = "" } = {}) =>
+    h(`button${primary ? ".primary" : ""}`, {
+      type: "button",
+      id,
+      dataset: { action: id },
+      disabled: !action || ctx.busy,
+      title,
+      onclick: () => action && ctx.act(action),
+    }, label);
+  return h("div.action-bar#actions", { role: "group", "aria-label": "Your moves" },
+    btn("draw", "Draw", draw, { primary: true }),
+    btn("take", "Take discard", take, { title: "Select the cards that meld with the top discard" }),
+    btn("meld", "Meld", meld, { primary: Boolean(meld) }),
+    view.options?.secret_sets ? btn("secret", "Secret set", secret) : null,
+    btn("lay-off", layoffs.length > 1 ? "Lay off (tap a meld)" : "Lay off", layoffs.length === 1 ? layoffs[0] : null),
+    btn("discard", "Discard", discard, { primary: Boolean(discard) }),
+    btn("call-draw", "Call Draw", call));
+}
+
+function hint(ctx) {
+  const { view, seat } = ctx;
+  if (seat === null || seat === undefined) return "You are watching: nobody's cards are shown until the hand ends.";
+  const legal = view.legal_actions || [];
+  if (view.phase === "over") return "The hand is over.";
+  if (view.phase === "answers") return first(legal, "fight") ? "Fight or fold?" : "Waiting for answers to the Draw call…";
+  if (!legal.length) return `Waiting for ${ctx.name(view.turn)}…`;
+  if (view.phase === "start") {
+    return ofType(legal, "take_discard").length
+      ? "Your turn: Draw from the stock, or select cards that meld with the top discard and tap it."
+      : "Your turn: Draw from the stock.";
+  }
+  return "Select cards to Meld or Lay off (tap a glowing meld), then select one card and Discard.";
+}
+
+export function renderHand(ctx) {
+  const { view, seat } = ctx;
+  const seated = seat !== null && seat !== undefined;
+  const others = seated ? [(seat + 1) % 3, (seat + 2) % 3] : [0, 1, 2];
+  return h("div.board.tongits", { dataset: { phase: view.phase, version: String(ctx.frame.version) } },
+    h("div.opponents", {}, others.map((s) => playerArea(ctx, s))),
+    center(ctx),
+    drawCallPanel(ctx),
+    h("p.hint#hint", { "aria-live": "polite" }, hint(ctx)),
+    seated ? playerArea(ctx, seat, { bottom: true }) : null,
+    seated ? myHand(ctx) : null,
+    seated ? actionBar(ctx) : null,
+    view.result ? h("p.muted", {}, `Hand over: ${ENDINGS[view.result.ending] || view.result.ending}.`) : null);
+}

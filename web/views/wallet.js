@@ -1,0 +1,104 @@
+// Wallet: balance, holds, history, and asking an admin for credits.
+
+import * as api from "../api.js";
+import { credits, field, h, mount, signed, toast, when } from "../dom.js";
+
+const KINDS = { welcome: "Welcome grant", grant: "Grant", adjust: "Adjustment", credit_request: "Credit request", settlement: "Hand" };
+
+export function render(root, app) {
+  const stats = h("div.stats#wallet-stats", { "aria-live": "polite" });
+  const historyBody = h("tbody#history");
+  const more = h("button.ghost#history-more", { type: "button", hidden: true }, "Show older");
+  const requests = h("ul.requests#my-requests");
+  let before = null;
+
+  function drawStats(b) {
+    mount(stats,
+      stat("Available", b.available, "available"),
+      stat("Balance", b.balance, "balance"),
+      stat("Held for hands in play", b.held, "held"));
+  }
+
+  async function loadHistory(reset = true) {
+    try {
+      const page = await api.history(20, reset ? undefined : before);
+      if (reset) historyBody.replaceChildren();
+      for (const e of page.entries) {
+        historyBody.append(h("tr", {},
+          h("td", {}, when(e.created_at)),
+          h("td", {}, KINDS[e.kind] || e.kind),
+          h("td", {}, e.memo),
+          h(`td.num.amount${e.amount > 0 ? ".plus" : e.amount < 0 ? ".minus" : ""}`, {}, signed(e.amount))));
+      }
+      if (reset && !page.entries.length) historyBody.append(h("tr", {}, h("td", { colspan: 4 }, "Nothing yet.")));
+      before = page.next_before;
+      more.hidden = !before;
+    } catch (err) {
+      toast(err.message, "error");
+    }
+  }
+
+  async function loadRequests() {
+    try {
+      const { requests: list } = await api.myCreditRequests();
+      mount(requests, list.length ? list.map((r) => h("li", { dataset: { status: r.status } },
+        h("span.amount", {}, credits(r.amount)),
+        h(`span.badge.${r.status}`, {}, r.status),
+        h("span.muted.small", {}, when(r.created_at)),
+        r.reason ? h("span.small", {}, `— ${r.reason}`) : null)) : h("li.muted", {}, "No requests yet."));
+    } catch (err) {
+      toast(err.message, "error");
+    }
+  }
+
+  more.addEventListener("click", () => loadHistory(false));
+
+  const amount = h("input#credit-amount", { type: "number", min: 1, max: 1000000, step: 1, required: true, value: "500" });
+  const note = h("input#credit-note", { type: "text", maxlength: 500, placeholder: "Optional note for the admin" });
+  const submit = h("button.primary#credit-submit", { type: "submit" }, "Request credits");
+  const form = h("form.request-form#credit-form", {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const n = Number(amount.value);
+      if (!Number.isInteger(n) || n <= 0) {
+        toast("Enter a whole number of credits.", "error");
+        return;
+      }
+      submit.disabled = true;
+      try {
+        await api.requestCredits(n, note.value.trim());
+        note.value = "";
+        toast("Request sent. An admin will review it.");
+        loadRequests();
+      } catch (err) {
+        toast(err.message, "error");
+      } finally {
+        submit.disabled = false;
+      }
+    },
+  }, h("div.grid2", {}, field("Credits", amount), field("Note", note)), submit);
+
+  mount(root,
+    h("section.wallet", { "aria-labelledby": "wallet-title" },
+      h("h1#wallet-title", {}, "Wallet"),
+      h("p.muted", {}, "Fun credits only — they have no cash value."),
+      stats,
+      h("div.columns", {},
+        h("section.panel", { "aria-labelledby": "req-title" }, h("h2#req-title", {}, "Request credits"), form, h("h3", {}, "Your requests"), requests),
+        h("section.panel", { "aria-labelledby": "hist-title" }, h("h2#hist-title", {}, "History"),
+          h("div.table-scroll", {}, h("table.history", {},
+            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "When"), h("th", { scope: "col" }, "What"), h("th", { scope: "col" }, "Note"), h("th", { scope: "col" }, "Credits"))),
+            historyBody)),
+          more))));
+
+  const off = app.onBalance(drawStats);
+  if (app.balance) drawStats(app.balance);
+  app.refreshBalance();
+  loadHistory();
+  loadRequests();
+  return off;
+}
+
+function stat(label, value, key) {
+  return h(`div.stat.${key}`, {}, h("span.stat-label", {}, label), h("strong.stat-value", { id: `wallet-${key}` }, credits(value)));
+}
