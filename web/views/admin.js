@@ -27,12 +27,13 @@ export function render(root, app) {
         for (const b of row.querySelectorAll("button")) b.disabled = false;
       }
     };
-    const who = r.display_name ? `${r.display_name}` : `User ${r.user_id}`;
+    // Credit requests carry only the user id; host requests also the display name.
+    const who = r.display_name ? `${r.display_name} (${r.user_id})` : `user ${r.user_id}`;
     return h("li.request", { dataset: { requestId: r.request_id, kind } },
       h("div.request-info", {},
         kind === "credit" ? h("strong.amount", {}, `${credits(r.amount)} credits`) : h("strong", {}, "Host access"),
         h("span", {}, ` for ${who}`),
-        h("span.muted.small", {}, ` · user ${r.user_id} · ${when(r.created_at)}`),
+        h("span.muted.small", {}, ` · ${when(r.created_at)}`),
         r.note ? h("p.note", {}, `“${r.note}”`) : null),
       h("div.request-actions", {},
         reason,

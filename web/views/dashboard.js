@@ -61,7 +61,7 @@ export function render(root, app) {
         h("p.facts", {},
           h("span.fact.bet", {}, t.bet ? `Bet ${credits(t.bet)}` : "Free play"),
           h("span.fact", {}, `${taken}/${t.seats.length} seated`),
-          h("span.fact", {}, t.private ? "🔒 Private" : "Public"),
+          h("span.fact", {}, t.private ? "Private" : "Public"),
           h("span.fact", {}, t.ruleset),
           t.max_loss ? h("span.fact", { title: "Available credits needed to sit" }, `Needs ${credits(t.max_loss)}`) : null,
         ),
@@ -139,7 +139,7 @@ function welcomeBanner(app) {
   const user = api.currentUser();
   const amount = h("strong#welcome-amount", {}, "…");
   const banner = h("section.banner.welcome#welcome", { role: "status" },
-    h("span.banner-icon", { "aria-hidden": "true" }, "🎉"),
+    h("span.banner-icon", { "aria-hidden": "true" }, "★"),
     h("div", {},
       h("h2", {}, `Welcome to KaLaro, ${user?.display_name || "player"}!`),
       h("p", {}, "Your welcome grant: ", amount, " fun credits. Find a table below and sit down."),

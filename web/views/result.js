@@ -89,7 +89,7 @@ function fairness(frame) {
     h("p.muted.small", {}, "Anyone can re-derive this deal from the seed and the entropy (kalaro verify)."));
 }
 
-export function renderResult(frame, { game, name, me, onClose }) {
+export function renderResult(frame, { game, name, me, onClose, actions = null }) {
   const who = (s) => (s === null || s === undefined ? "?" : name(frame.players[s], s));
   const mySeat = frame.players.indexOf(me);
   const mine = mySeat >= 0 ? frame.payments[mySeat] : null;
@@ -106,5 +106,5 @@ export function renderResult(frame, { game, name, me, onClose }) {
         h("tbody", {}, isTongits ? tongitsRows(frame, who, me) : mahjongRows(frame, who, me)))),
     extras(frame.result, isTongits ? KNOWN_TONGITS : KNOWN_MAHJONG, game),
     fairness(frame),
-    h("p.muted.small", {}, mySeat >= 0 ? "Tap Ready for the next hand, or leave the table." : ""));
+    mySeat >= 0 ? h("div.result-actions", {}, actions, h("span.muted.small", {}, "Tap Ready for the next hand, or leave the table.")) : null);
 }

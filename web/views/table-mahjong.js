@@ -57,7 +57,7 @@ function seatArea(ctx, s, where) {
       ctx.seat === s ? null : h("span.hand-count", { "aria-label": `${p.hand_size} concealed tiles` },
         h("span.mini-wall", { "aria-hidden": "true" }, Array.from({ length: Math.min(p.hand_size, 17) }, () => tileBack({ small: true }))),
         h("span.count", {}, String(p.hand_size))),
-      acting ? h("span.chip.turn", {}, "⏳") : null),
+      acting ? h("span.chip.turn", {}, "to play") : null),
     p.melds.length || p.flowers.length
       ? h("div.mj-exposed", {},
         p.melds.map(meldRow),
@@ -185,7 +185,7 @@ export function renderHand(ctx) {
       seatArea(ctx, at(1), "right"),
       seatArea(ctx, at(0), "bottom")),
     claimPrompt(ctx),
-    h("p.hint#hint", { "aria-live": "polite" }, hint(ctx)),
+    h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? myHand(ctx) : null,
     seated ? actionBar(ctx) : null);
 }

@@ -64,7 +64,7 @@ function playerArea(ctx, s, { bottom = false } = {}) {
       bottom ? null : h("span.hand-count", { "aria-label": `${size} cards in hand` },
         h("span.mini-fan", { "aria-hidden": "true" }, Array.from({ length: Math.min(size, 13) }, () => cardBack({ small: true }))),
         h("span.count", {}, `${size}`)),
-      turn ? h("span.chip.turn", {}, "⏳") : null),
+      turn ? h("span.chip.turn", {}, "to play") : null),
     h("div.melds", { "aria-label": `${ctx.name(s)}'s melds` },
       melds.length ? melds.map((m) => meldBox(m, ctx)) : h("span.muted.small", {}, "No melds yet")));
 }
@@ -177,7 +177,7 @@ export function renderHand(ctx) {
     h("div.opponents", {}, others.map((s) => playerArea(ctx, s))),
     center(ctx),
     drawCallPanel(ctx),
-    h("p.hint#hint", { "aria-live": "polite" }, hint(ctx)),
+    h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? playerArea(ctx, seat, { bottom: true }) : null,
     seated ? myHand(ctx) : null,
     seated ? actionBar(ctx) : null,

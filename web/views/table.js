@@ -57,7 +57,7 @@ export async function render(root, app) {
   const chatPanel = h("section.chat.panel", { "aria-labelledby": "chat-title" },
     h("h2#chat-title", {}, "Chat"), chatList, chatNote, chatForm);
 
-  mount(root, h("div.table-page", {}, head, h("div.table-main", {}, felt, controls, resultBox), h("aside.table-side", {}, chatPanel)));
+  mount(root, h("div.table-page", {}, head, h("div.table-main", {}, resultBox, felt, controls), h("aside.table-side", {}, chatPanel)));
 
   // --- derived ---------------------------------------------------------------------------
   const mySeat = () => {
@@ -116,6 +116,7 @@ export async function render(root, app) {
     } finally {
       state.busy = false;
       drawFelt();
+      drawControls();
     }
   }
 
@@ -170,9 +171,9 @@ export async function render(root, app) {
         h("p.facts", {},
           h("span.fact.bet", {}, t.bet ? `Bet ${credits(t.bet)}` : "Free play"),
           h("span.fact", {}, t.ruleset),
-          t.private ? h("span.fact", {}, "🔒 Private") : null,
+          t.private ? h("span.fact", {}, "Private") : null,
           h("span.fact.status#table-status", { dataset: { status: t.status } }, statusText),
-          seat === null ? h("span.fact.watching#watching", {}, "👁 Watching") : h("span.fact.you", {}, `You: seat ${seat + 1}`),
+          seat === null ? h("span.fact.watching#watching", {}, "Watching") : h("span.fact.you", {}, `You: seat ${seat + 1}`),
           invite ? h("span.fact", {}, "Invite code: ", h("code#invite-code", {}, invite)) : null,
         )),
     );
@@ -196,7 +197,7 @@ export async function render(root, app) {
           if (s.is_bot) bits.push(h("span.chip", {}, "Bot"));
           if (waiting) bits.push(h(`span.ready${s.ready ? ".yes" : ".no"}`, {}, s.ready ? "✓ Ready" : "Not ready"));
           if (s.leave_after_hand) bits.push(h("span.chip.leaving", {}, "Leaving after this hand"));
-          if (inHand() && toAct.has(i)) bits.push(h("span.chip.turn", {}, "⏳ to play"));
+          if (inHand() && toAct.has(i)) bits.push(h("span.chip.turn", {}, "to play"));
           if (isHost() && waiting && !mine) {
             bits.push(h("button.small.ghost.remove", {
               type: "button",
@@ -267,6 +268,17 @@ export async function render(root, app) {
     return h("div.felt-message#waiting", {}, h("p", {}, text));
   }
 
+  /** I am ready / not ready, with fresh entropy for the next shuffle. */
+  function readyButton(id) {
+    const mine = state.table.seats[mySeat()];
+    return h(`button#${id}${mine.ready ? "" : ".primary"}`, {
+      type: "button",
+      disabled: state.table.status !== "waiting" || state.busy,
+      "aria-pressed": String(mine.ready),
+      onclick: () => run("Ready", () => api.ready(tableId, !mine.ready, mine.ready ? "" : randomEntropy())),
+    }, mine.ready ? "✓ Ready (tap to undo)" : state.result ? "Ready for the next hand" : "I am ready");
+  }
+
   function drawControls() {
     const t = state.table;
     if (!t) return;
@@ -279,12 +291,7 @@ export async function render(root, app) {
         const free = t.seats.some((s) => !s);
         items.push(h("button.primary#sit", { type: "button", disabled: !free || !waiting || state.busy, onclick: () => sitDown(null) }, free ? "Sit down" : "Table full"));
       } else {
-        items.push(h(`button#ready${mine.ready ? "" : ".primary"}`, {
-          type: "button",
-          disabled: !waiting || state.busy,
-          "aria-pressed": String(mine.ready),
-          onclick: () => run("Ready", () => api.ready(tableId, !mine.ready, mine.ready ? "" : randomEntropy())),
-        }, mine.ready ? "✓ Ready (tap to undo)" : state.result ? "Ready for the next hand" : "I am ready"));
+        if (waiting) items.push(readyButton("ready"));
         if (waiting) {
           items.push(h("button#leave", { type: "button", disabled: state.busy, onclick: async () => {
             const out = await run("Leave", () => api.leave(tableId));
@@ -332,11 +339,14 @@ export async function render(root, app) {
       resultBox.replaceChildren();
       return;
     }
+    const seat = mySeat();
+    const canReady = seat !== null && state.table.status === "waiting";
     mount(resultBox, renderResult(state.result, {
       game: state.table.game,
-      name: (userId, seat) => state.names.get(userId) || `Seat ${seat + 1}`,
+      name: (userId, s) => state.names.get(userId) || `Seat ${s + 1}`,
       me: me.user_id,
       onClose: () => { state.result = null; drawAll(); },
+      actions: canReady ? readyButton("result-ready") : null,
     }));
   }
 

@@ -3,6 +3,7 @@
 import * as api from "../api.js";
 import { credits, field, h, mount, signed, toast, when } from "../dom.js";
 
+const POLL_MS = 4000;
 const KINDS = { welcome: "Welcome grant", grant: "Grant", adjust: "Adjustment", credit_request: "Credit request", settlement: "Hand" };
 
 export function render(root, app) {
@@ -91,12 +92,25 @@ export function render(root, app) {
             historyBody)),
           more))));
 
-  const off = app.onBalance(drawStats);
+  // While the wallet is open, decisions and settlements show up by themselves.
+  let shown = null;
+  const off = app.onBalance((b) => {
+    drawStats(b);
+    if (shown !== null && b.balance !== shown) {
+      loadHistory();
+      loadRequests();
+    }
+    shown = b.balance;
+  });
   if (app.balance) drawStats(app.balance);
   app.refreshBalance();
   loadHistory();
   loadRequests();
-  return off;
+  const timer = setInterval(() => app.refreshBalance(), POLL_MS);
+  return () => {
+    off();
+    clearInterval(timer);
+  };
 }
 
 function stat(label, value, key) {

@@ -1,0 +1,80 @@
+"""What a player does in the browser, as small helpers over Playwright pages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.stack import ADMIN_EMAIL, ADMIN_PASSWORD
+
+PASSWORD = "correct horse battery staple"
+
+# The page's own state of the table it shows (see web/views/table.js): the newest view
+# frame, exactly as the server sent it. Tests read the legal moves from here and then
+# make them with real clicks.
+READ_VIEW = """() => {
+  const s = window.kalaro && window.kalaro.tableState;
+  if (!s || !s.frame) return null;
+  return {version: s.frame.version, seat: s.frame.seat, view: s.frame.view,
+          status: s.table && s.table.status, result: Boolean(s.result)};
+}"""
+
+
+def shot(page: Any, directory: Path, name: str) -> None:
+    page.screenshot(path=str(directory / f"{name}.png"), full_page=True)
+
+
+def sign_up(page: Any, email: str, name: str) -> None:
+    page.goto("/#/sign-in")
+    page.click("#tab-sign-up")
+    page.fill("#email", email)
+    page.fill("#password", PASSWORD)
+    page.fill("#display-name", name)
+    page.click("#auth-submit")
+    page.wait_for_selector("#lobby-title")
+
+
+def sign_in(page: Any, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD) -> None:
+    page.goto("/#/sign-in")
+    page.fill("#email", email)
+    page.fill("#password", password)
+    page.click("#auth-submit")
+    page.wait_for_selector("#lobby-title")
+
+
+def create_table(page: Any, game: str, bet: int, timer: int | None = None, ruleset: str = "kalaro") -> str:
+    """Create a table from the dashboard's form; returns its id (the page is at it)."""
+    page.goto("/#/")
+    page.select_option("#create-game", game)
+    page.select_option("#create-ruleset", ruleset)
+    page.fill("#create-bet", str(bet))
+    if timer is not None:
+        page.fill("#create-timer", str(timer))
+    page.click("#create-submit")
+    page.wait_for_url(re.compile(r".*#/tables/[0-9a-f]+$"))
+    page.wait_for_selector("#table-status")
+    return str(page.url.rsplit("/", 1)[-1])
+
+
+def sit_and_ready(page: Any, table_id: str) -> None:
+    page.goto(f"/#/tables/{table_id}")
+    page.click("#sit")
+    page.wait_for_selector("#ready")
+    page.click("#ready")
+    page.wait_for_selector("#ready[aria-pressed='true']")
+
+
+def view_of(page: Any) -> dict[str, Any] | None:
+    state: dict[str, Any] | None = page.evaluate(READ_VIEW)
+    return state
+
+
+def wait_newer(page: Any, version: int, timeout: float = 10000) -> None:
+    """Wait until the page shows a view newer than ``version`` (or the result)."""
+    page.wait_for_function(
+        """v => { const s = window.kalaro.tableState;
+                  return s && ((s.frame && s.frame.version > v) || s.result); }""",
+        arg=version,
+        timeout=timeout,
+    )
