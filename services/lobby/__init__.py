@@ -1,0 +1,1 @@
+"""The lobby service: tables, seats, readiness, dealing and chat (subjects ``lobby.*``)."""

@@ -1,0 +1,53 @@
+"""``python -m services.lobby``: connect NATS and Redis, serve the lobby until SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import redis.asyncio as aioredis
+
+from kalaro.bus.jetstream import DurableConsumer
+from kalaro.bus.runner import connect, serve
+from kalaro.settings import Settings, load_settings
+from services.lobby.service import SERVICE_NAME, build_service, start_hands_consumer
+from services.lobby.tables import Lobby
+
+log = logging.getLogger("kalaro.lobby")
+
+
+async def run(settings: Settings) -> None:
+    redis = aioredis.from_url(settings.redis_url)
+    try:
+        nc = await connect(settings.nats_url, SERVICE_NAME)
+        lobby = Lobby(nc, redis)
+        consumers: list[DurableConsumer] = []
+
+        async def on_start() -> None:
+            consumers.append(await start_hands_consumer(nc, lobby))
+
+        async def on_stop() -> None:
+            # After requests stop and before NATS drains: no event is left half-applied.
+            for consumer in consumers:
+                await consumer.stop()
+
+        await serve(
+            build_service(lobby),
+            nc,
+            health_port=settings.health_port,
+            on_start=on_start,
+            on_stop=on_stop,
+        )
+    finally:
+        await redis.aclose()
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    asyncio.run(run(load_settings()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,827 @@
+"""The lobby's rules: tables, seats, readiness, dealing, chat — plain async functions.
+
+Each table is one record in Redis (:class:`TableRecord`), written by compare-and-set
+on its version (:class:`~kalaro.bus.store.VersionedStore`), so any lobby replica can
+serve any table and two racing requests cannot both apply: every change reads the
+record, applies a pure ``change`` function to it and writes it back at the version it
+read, retrying a bounded number of times when someone else wrote first.
+
+The record is the public :class:`~kalaro.proto.lobby.TableInfo` plus its secrets: the
+invite code, the next hand's server seed, and each seat's entropy. Only ``info`` is
+ever returned or published, so a secret cannot leak by accident: it is not a field of
+anything that leaves this module.
+
+Dealing is the one multi-step flow (flows 3 and 6 in DESIGN.md): claim the table by
+CAS (``waiting`` → ``dealing`` with a new hand id, so two racing Deals cannot both
+deal), hold every player's maximum loss at the wallet (all or nothing), ask the
+engine to start the hand, then CAS to ``playing``. Every failure on the way undoes
+what was done (void the holds, back to ``waiting``); the wallet's void is idempotent
+and keyed by the hand, which is what makes "undo" safe to repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import random
+import re
+import secrets
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from msgspec.structs import replace
+from nats.aio.client import Client as NATS
+from redis.asyncio import Redis
+
+from kalaro.bus import RemoteError, ServiceError, request
+from kalaro.bus.codec import encode
+from kalaro.bus.store import StaleVersion, VersionedStore
+from kalaro.games.registry import GameRules, UnknownGame, rules_for
+from kalaro.proto import errors as codes
+from kalaro.proto import subjects
+from kalaro.proto.engine import CancelHand, HandCancelled, HandStarted, Player, StartHand
+from kalaro.proto.lobby import (
+    Caller,
+    CancelTable,
+    ChatSent,
+    CreateTable,
+    Deal,
+    EndTable,
+    GetTable,
+    HandFinished,
+    Leave,
+    LeaveAfterHand,
+    ListTables,
+    RemovePlayer,
+    SeatInfo,
+    SendChat,
+    SetChat,
+    SetReady,
+    Sit,
+    TableCreated,
+    TableInfo,
+    TableList,
+)
+from kalaro.proto.wallet import (
+    Balance,
+    GetBalance,
+    HoldRequest,
+    HoldsPlaced,
+    PlaceHolds,
+    Settlement,
+    VoidHand,
+)
+from kalaro.proto.ws import ChatPosted, TableChanged
+from services.lobby.chat import ChatLimiter, mask
+
+log = logging.getLogger("kalaro.lobby")
+
+MAX_BET = 100_000
+MAX_ENTROPY = 64
+MAX_CHAT = 300
+MAX_LIST = 200
+HOST_ROLES = frozenset({"host", "admin"})
+CLOSED = ("ended", "cancelled")
+IN_HAND = ("dealing", "playing")
+
+# A handful of CAS attempts is plenty: a table sees a few writes a second at most, and
+# a lost race resolves on the next read. Past that the table is genuinely contended.
+_CAS_ATTEMPTS = 12
+# Closed tables stay readable for a day (late sockets, hand history links), then go.
+_CLOSED_TTL_MS = 24 * 3600 * 1000
+_LIST_CHUNK = 200
+
+
+class TableRecord(msgspec.Struct, frozen=True):
+    """What Redis holds for one table: the public info plus what must stay secret."""
+
+    info: TableInfo
+    server_seed: str  # hex of 32 random bytes; info.seed_commitment is sha256 of them
+    entropy: tuple[str, ...]  # per seat, as given with Ready ("" when none)
+    invite_code: str | None = None
+    last_hand_id: str | None = None  # the hand the engine most recently reported finished
+    cancelled_hand_id: str | None = None  # the hand voided by CancelTable, for retries
+    dealing_since: float = 0.0  # epoch seconds the current deal began (stale-deal rescue)
+
+
+class _DealAborted(Exception):
+    """The table moved on (cancelled, or rescued) while a deal was in flight."""
+
+
+def new_server_seed() -> tuple[str, str]:
+    """A fresh server seed (hex) and its commitment: sha256 of the seed's bytes, hex."""
+    seed = secrets.token_bytes(32)
+    return seed.hex(), hashlib.sha256(seed).hexdigest()
+
+
+def _error(code: str, message: str) -> ServiceError:
+    return ServiceError(code, message)
+
+
+def _seat_of(info: TableInfo, user_id: str) -> int | None:
+    for index, seat in enumerate(info.seats):
+        if seat is not None and seat.user_id == user_id:
+            return index
+    return None
+
+
+def _require_seat(info: TableInfo, caller: Caller) -> int:
+    seat = _seat_of(info, caller.user_id)
+    if seat is None:
+        raise _error(codes.CONFLICT, "you are not sitting at this table")
+    return seat
+
+
+def _require_open(info: TableInfo) -> None:
+    if info.status in CLOSED:
+        raise _error(codes.CONFLICT, f"this table has been {info.status}")
+
+
+def _require_host(info: TableInfo, caller: Caller) -> None:
+    # Admins may run any table too: they moderate, and a host can vanish mid-hand.
+    if caller.user_id != info.host_id and "admin" not in caller.roles:
+        raise _error(codes.FORBIDDEN, "only the host of this table can do that")
+
+
+def _require_between_hands(info: TableInfo, what: str) -> None:
+    _require_open(info)
+    if info.status in IN_HAND:
+        raise _error(codes.CONFLICT, f"hand in progress — {what}")
+
+
+def _with_seat(rec: TableRecord, index: int, seat: SeatInfo | None) -> TableRecord:
+    seats = list(rec.info.seats)
+    seats[index] = seat
+    entropy = list(rec.entropy)
+    if seat is None or not seat.ready:
+        entropy[index] = ""  # entropy belongs to one Ready, never carried over
+    return replace(rec, info=replace(rec.info, seats=tuple(seats)), entropy=tuple(entropy))
+
+
+def _names(info: TableInfo, seats: list[int]) -> str:
+    return ", ".join(s.display_name for i in seats if (s := info.seats[i]) is not None)
+
+
+class Lobby:
+    """The lobby's operations over its dependencies (NATS for peers, Redis for tables).
+
+    ``prefix`` namespaces every Redis key (tests give each test its own); ``clock``
+    returns epoch seconds and is injected so chat limits and timestamps can be tested.
+    """
+
+    def __init__(
+        self,
+        nc: NATS,
+        redis: Redis,
+        *,
+        prefix: str = "lobby:",
+        clock: Callable[[], float] = time.time,
+        wallet_timeout: float = 5.0,
+        engine_timeout: float = 10.0,
+        chat_limit: int = 5,
+        chat_window_seconds: float = 10.0,
+    ) -> None:
+        self._nc = nc
+        self._redis = redis
+        self._store = VersionedStore(redis, f"{prefix}table:")
+        self._index = f"{prefix}tables"
+        self._chat = ChatLimiter(
+            redis, f"{prefix}chat:", limit=chat_limit, window_seconds=chat_window_seconds
+        )
+        self._clock = clock
+        self._wallet_timeout = wallet_timeout
+        self._engine_timeout = engine_timeout
+        # A deal still "dealing" after both peers' timeouts (plus margin) was interrupted
+        # (a lobby replica died mid-deal); the host's next Deal rescues the table.
+        self.stale_deal_seconds = 2 * (wallet_timeout + engine_timeout) + 5
+
+    # --- storage ------------------------------------------------------------------------
+
+    def _now_iso(self) -> str:
+        return datetime.fromtimestamp(self._clock(), UTC).isoformat(timespec="milliseconds")
+
+    async def _load(self, table_id: str) -> tuple[int, TableRecord]:
+        version, data = await self._store.get(table_id)
+        if data is None:
+            raise _error(codes.NOT_FOUND, f"no table {table_id!r}")
+        rec = msgspec.json.decode(data, type=TableRecord)
+        return version, replace(rec, info=replace(rec.info, version=version))
+
+    async def _update(
+        self, table_id: str, change: Callable[[TableRecord], TableRecord]
+    ) -> TableRecord:
+        """Read → ``change`` → compare-and-set, retried on a lost race; then publish.
+
+        ``change`` is pure: it raises a :class:`ServiceError` to refuse, or returns the
+        record unchanged (the same object) to do nothing, which writes and publishes
+        nothing.
+        """
+        for attempt in range(_CAS_ATTEMPTS):
+            version, rec = await self._load(table_id)
+            changed = change(rec)
+            if changed is rec:
+                return rec
+            info = replace(changed.info, version=version + 1)
+            changed = replace(changed, info=info)
+            closed = info.status in CLOSED
+            try:
+                await self._store.put(
+                    table_id,
+                    version,
+                    msgspec.json.encode(changed),
+                    ttl_ms=_CLOSED_TTL_MS if closed else 0,
+                )
+            except StaleVersion:
+                # Someone wrote between our read and write; jitter keeps racers apart.
+                await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+                continue
+            if closed:
+                await self._redis.zrem(self._index, table_id)
+            await self._publish_table(info)
+            return changed
+        raise _error(codes.CONFLICT, "the table is busy right now; please try again")
+
+    async def _publish_table(self, info: TableInfo) -> None:
+        await self._nc.publish(subjects.table_events(info.table_id), encode(TableChanged(info)))
+
+    # --- tables -------------------------------------------------------------------------
+
+    async def create_table(self, req: CreateTable) -> TableCreated:
+        if not HOST_ROLES & set(req.caller.roles):
+            raise _error(
+                codes.FORBIDDEN, "only hosts can create tables; ask an admin for host access"
+            )
+        try:
+            rules = rules_for(req.game)
+        except UnknownGame as exc:
+            raise _error(codes.BAD_REQUEST, str(exc)) from None
+        options = self._options(rules, req.ruleset, req.options)
+        if not 0 <= req.bet <= MAX_BET:
+            raise _error(codes.BAD_REQUEST, f"the bet must be between 0 and {MAX_BET} credits")
+        seed, commitment = new_server_seed()
+        invite_code = secrets.token_urlsafe(8) if req.private else None
+        created = self._clock()
+        for _ in range(3):
+            table_id = uuid.uuid4().hex[:16]
+            info = TableInfo(
+                table_id=table_id,
+                game=req.game,
+                ruleset=req.ruleset,
+                options=rules.options_dict(options),
+                bet=req.bet,
+                max_loss=rules.max_loss_units(options) * req.bet,
+                private=req.private,
+                chat_enabled=req.chat_enabled,
+                host_id=req.caller.user_id,
+                host_name=req.caller.display_name,
+                seats=(None,) * rules.seats,
+                status="waiting",
+                hand_no=0,
+                created_at=self._now_iso(),
+                version=1,
+                seed_commitment=commitment,
+            )
+            rec = TableRecord(
+                info=info,
+                server_seed=seed,
+                entropy=("",) * rules.seats,
+                invite_code=invite_code,
+            )
+            try:
+                await self._store.put(table_id, 0, msgspec.json.encode(rec))
+            except StaleVersion:  # an id collision; vanishingly rare, just pick another
+                continue
+            await self._redis.zadd(self._index, {table_id: int(created * 1000)})
+            await self._publish_table(info)
+            return TableCreated(info, invite_code)
+        raise _error(codes.CONFLICT, "could not create the table; please try again")
+
+    @staticmethod
+    def _options(rules: GameRules, ruleset: str, options: dict[str, Any]) -> Any:
+        if options.get("ruleset", ruleset) != ruleset:
+            raise _error(codes.BAD_REQUEST, "give the ruleset once, not also inside options")
+        try:
+            return rules.options({**options, "ruleset": ruleset})
+        except (ValueError, TypeError) as exc:
+            raise _error(codes.BAD_REQUEST, str(exc)) from None
+
+    async def list_tables(self, req: ListTables) -> TableList:
+        """Open tables, newest first, optionally one game's or those with a free seat."""
+        if not 1 <= req.limit <= MAX_LIST:
+            raise _error(codes.BAD_REQUEST, f"limit must be between 1 and {MAX_LIST}")
+        found: list[TableInfo] = []
+        start = 0
+        while len(found) < req.limit:
+            ids = await self._redis.zrevrange(self._index, start, start + _LIST_CHUNK - 1)
+            if not ids:
+                break
+            start += len(ids)
+            names = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for name in names:
+                    pipe.hmget(self._store.key(name), ["v", "d"])
+                rows = await pipe.execute()
+            gone = []
+            for name, (version, data) in zip(names, rows, strict=True):
+                if data is None:
+                    gone.append(name)
+                    continue
+                info = replace(
+                    msgspec.json.decode(data, type=TableRecord).info, version=int(version)
+                )
+                if info.status in CLOSED:
+                    gone.append(name)
+                elif self._listed(info, req):
+                    found.append(info)
+                    if len(found) == req.limit:
+                        break
+            if gone:
+                # Index entries whose table expired or closed without its zrem landing.
+                await self._redis.zrem(self._index, *gone)
+                start -= len(gone)
+        return TableList(tuple(found))
+
+    @staticmethod
+    def _listed(info: TableInfo, req: ListTables) -> bool:
+        if req.game is not None and info.game != req.game:
+            return False
+        return not (req.open_seats_only and None not in info.seats)
+
+    async def get_table(self, req: GetTable) -> TableInfo:
+        _, rec = await self._load(req.table_id)
+        return rec.info
+
+    # --- seats --------------------------------------------------------------------------
+
+    async def sit(self, req: Sit) -> TableInfo:
+        caller = req.caller
+
+        def check(rec: TableRecord) -> int:
+            info = rec.info
+            _require_open(info)
+            already = _seat_of(info, caller.user_id)
+            if already is not None:
+                raise _error(codes.CONFLICT, f"you are already sitting in seat {already}")
+            if info.private and caller.user_id != info.host_id:
+                given = (req.invite_code or "").encode()
+                if not hmac.compare_digest(given, (rec.invite_code or "").encode()):
+                    raise _error(
+                        codes.FORBIDDEN,
+                        "this table is private: ask the host for its invite code"
+                        if not req.invite_code
+                        else "that invite code is not right for this table",
+                    )
+            if req.seat is None:
+                if None not in info.seats:
+                    raise _error(codes.CONFLICT, "the table is full")
+                return info.seats.index(None)
+            if not 0 <= req.seat < len(info.seats):
+                raise _error(codes.BAD_REQUEST, f"seat must be between 0 and {len(info.seats) - 1}")
+            if info.seats[req.seat] is not None:
+                raise _error(codes.CONFLICT, f"seat {req.seat} is taken")
+            return req.seat
+
+        # Check what needs no I/O first, so a wrong code or a full table never costs a
+        # wallet round trip; the same checks run again inside the CAS below.
+        _, rec = await self._load(req.table_id)
+        check(rec)
+        await self._require_available(caller.user_id, rec.info)
+
+        def take(rec: TableRecord) -> TableRecord:
+            seat = check(rec)
+            return _with_seat(rec, seat, SeatInfo(caller.user_id, caller.display_name))
+
+        return (await self._update(req.table_id, take)).info
+
+    async def _require_available(self, user_id: str, info: TableInfo) -> None:
+        if info.max_loss <= 0:
+            return
+        balance = await request(
+            self._nc,
+            subjects.WALLET_BALANCE,
+            GetBalance(user_id),
+            Balance,
+            timeout=self._wallet_timeout,
+        )
+        if balance.available < info.max_loss:
+            units = info.max_loss // info.bet
+            raise _error(
+                codes.INSUFFICIENT_FUNDS,
+                f"you need {info.max_loss} credits available to sit here "
+                f"({units}x the bet of {info.bet}); you have {balance.available}",
+            )
+
+    async def leave(self, req: Leave) -> TableInfo:
+        def go(rec: TableRecord) -> TableRecord:
+            seat = _require_seat(rec.info, req.caller)
+            _require_between_hands(rec.info, "use leave after this hand")
+            return _with_seat(rec, seat, None)
+
+        return (await self._update(req.table_id, go)).info
+
+    async def leave_after_hand(self, req: LeaveAfterHand) -> TableInfo:
+        def flag(rec: TableRecord) -> TableRecord:
+            _require_open(rec.info)
+            index = _require_seat(rec.info, req.caller)
+            seat = rec.info.seats[index]
+            assert seat is not None
+            if seat.leave_after_hand == req.leave:
+                return rec
+            return _with_seat(rec, index, replace(seat, leave_after_hand=req.leave))
+
+        return (await self._update(req.table_id, flag)).info
+
+    async def set_ready(self, req: SetReady) -> TableInfo:
+        if len(req.entropy) > MAX_ENTROPY:
+            raise _error(codes.BAD_REQUEST, f"entropy must be at most {MAX_ENTROPY} characters")
+        if not req.entropy.isprintable():
+            raise _error(codes.BAD_REQUEST, "entropy must be printable text")
+
+        def ready(rec: TableRecord) -> TableRecord:
+            index = _require_seat(rec.info, req.caller)
+            _require_between_hands(rec.info, "tap Ready for the next one when it ends")
+            seat = rec.info.seats[index]
+            assert seat is not None
+            changed = _with_seat(rec, index, replace(seat, ready=req.ready))
+            if req.ready:
+                entropy = list(changed.entropy)
+                entropy[index] = req.entropy
+                changed = replace(changed, entropy=tuple(entropy))
+            return changed
+
+        return (await self._update(req.table_id, ready)).info
+
+    async def remove_player(self, req: RemovePlayer) -> TableInfo:
+        def remove(rec: TableRecord) -> TableRecord:
+            info = rec.info
+            _require_host(info, req.caller)
+            _require_between_hands(info, "remove the player after this hand")
+            if not 0 <= req.seat < len(info.seats):
+                raise _error(codes.BAD_REQUEST, f"seat must be between 0 and {len(info.seats) - 1}")
+            if info.seats[req.seat] is None:
+                raise _error(codes.CONFLICT, f"seat {req.seat} is already empty")
+            return _with_seat(rec, req.seat, None)
+
+        return (await self._update(req.table_id, remove)).info
+
+    # --- dealing ------------------------------------------------------------------------
+
+    async def deal(self, req: Deal) -> TableInfo:
+        """Claim the table, hold every player's max loss, start the hand, mark it playing."""
+        await self._rescue_stale_deal(req)
+        hand_id = f"h_{uuid.uuid4().hex}"
+        now = self._clock()
+
+        def claim(rec: TableRecord) -> TableRecord:
+            info = rec.info
+            _require_host(info, req.caller)
+            _require_open(info)
+            if info.status in IN_HAND:
+                raise _error(codes.CONFLICT, "a hand is already in progress at this table")
+            empty = [i for i, s in enumerate(info.seats) if s is None]
+            if empty:
+                raise _error(
+                    codes.CONFLICT,
+                    f"cannot deal yet: {len(empty)} empty seat(s) ({', '.join(map(str, empty))})",
+                )
+            not_ready = [i for i, s in enumerate(info.seats) if s is not None and not s.ready]
+            if not_ready:
+                raise _error(
+                    codes.CONFLICT, f"cannot deal yet: not ready: {_names(info, not_ready)}"
+                )
+            return replace(
+                rec, info=replace(info, status="dealing", hand_id=hand_id), dealing_since=now
+            )
+
+        rec = await self._update(req.table_id, claim)
+        info = rec.info
+        seated = [s for s in info.seats if s is not None]
+        if info.bet > 0:
+            await self._place_holds(rec, hand_id, seated)
+        start = StartHand(
+            table_id=info.table_id,
+            hand_id=hand_id,
+            options=info.options,
+            bet=info.bet,
+            players=tuple(Player(s.user_id, s.display_name, s.is_bot) for s in seated),
+            server_seed=rec.server_seed,
+            entropy=rec.entropy,
+            dealer=info.dealer,
+        )
+        try:
+            await request(
+                self._nc,
+                subjects.engine_start(info.game),
+                start,
+                HandStarted,
+                timeout=self._engine_timeout,
+            )
+        except Exception as exc:
+            refused = isinstance(exc, RemoteError) and exc.code != codes.UNAVAILABLE
+            if not refused:
+                # No answer: the engine may have started the hand anyway, so stop it.
+                await self._cancel_engine_hand(info.game, info.table_id, hand_id)
+            if info.bet > 0:
+                await self._void(info.table_id, hand_id)
+            # The seed went out in a StartHand that did not happen; never reuse it, and
+            # since players' entropy was given against its commitment, ask them again.
+            await self._revert_deal(info.table_id, hand_id, unready=None, fresh_seed=True)
+            if isinstance(exc, ServiceError):
+                raise _error(
+                    exc.code,
+                    f"the hand could not start ({exc.message}); any credits held for it "
+                    "were released. Everyone please tap Ready again.",
+                ) from None
+            raise
+
+        def playing(rec: TableRecord) -> TableRecord:
+            if rec.info.hand_id == hand_id and rec.info.status == "dealing":
+                return replace(
+                    rec, info=replace(rec.info, status="playing", hand_no=rec.info.hand_no + 1)
+                )
+            if rec.last_hand_id == hand_id:
+                return rec  # the engine already finished it (a very fast void)
+            raise _DealAborted(hand_id)  # cancelled or rescued while we dealt
+
+        try:
+            return (await self._update(info.table_id, playing)).info
+        except _DealAborted:
+            # The table was cancelled (or rescued) while we dealt: stop our hand.
+            await self._cancel_engine_hand(info.game, info.table_id, hand_id)
+            if info.bet > 0:
+                await self._void(info.table_id, hand_id)
+            raise _error(
+                codes.CONFLICT, "the table changed while dealing; the hand was voided"
+            ) from None
+
+    async def _place_holds(self, rec: TableRecord, hand_id: str, seated: list[SeatInfo]) -> None:
+        info = rec.info
+        holds = tuple(HoldRequest(s.user_id, info.max_loss) for s in seated)
+        try:
+            await request(
+                self._nc,
+                subjects.WALLET_PLACE_HOLDS,
+                PlaceHolds(info.table_id, hand_id, holds),
+                HoldsPlaced,
+                timeout=self._wallet_timeout,
+            )
+        except RemoteError as exc:
+            if exc.code == codes.INSUFFICIENT_FUNDS:
+                # All or nothing: nothing is held. The short players sit out until they
+                # have the credits and tap Ready again.
+                short = await self._short_players(info, exc.message)
+                await self._revert_deal(info.table_id, hand_id, unready=set(short))
+                who = _names(info, short) or "someone"
+                raise _error(
+                    codes.INSUFFICIENT_FUNDS,
+                    f"cannot deal: {who} does not have {info.max_loss} credits available "
+                    "for this hand and was marked not ready",
+                ) from None
+            # Unknown outcome (a time-out may still have placed them): void to be sure.
+            await self._void(info.table_id, hand_id)
+            await self._revert_deal(info.table_id, hand_id, unready=set())
+            raise _error(exc.code, f"could not hold credits for the hand: {exc.message}") from None
+        except Exception:
+            await self._void(info.table_id, hand_id)
+            await self._revert_deal(info.table_id, hand_id, unready=set())
+            raise
+
+    async def _short_players(self, info: TableInfo, message: str) -> list[int]:
+        """Seats the wallet named as short of credits (or, failing that, that are short)."""
+        named = [
+            i
+            for i, s in enumerate(info.seats)
+            if s is not None
+            and re.search(rf"(?<![\w-]){re.escape(s.user_id)}(?![\w-])", message) is not None
+        ]
+        if named:
+            return named
+        short = []
+        for i, s in enumerate(info.seats):
+            if s is None:
+                continue
+            try:
+                balance = await request(
+                    self._nc,
+                    subjects.WALLET_BALANCE,
+                    GetBalance(s.user_id),
+                    Balance,
+                    timeout=self._wallet_timeout,
+                )
+            except RemoteError:
+                continue
+            if balance.available < info.max_loss:
+                short.append(i)
+        return short
+
+    async def _revert_deal(
+        self,
+        table_id: str,
+        hand_id: str,
+        *,
+        unready: set[int] | None,
+        fresh_seed: bool = False,
+    ) -> None:
+        """Back to ``waiting`` after a failed deal; ``unready`` None: everyone."""
+
+        def revert(rec: TableRecord) -> TableRecord:
+            if rec.info.hand_id != hand_id or rec.info.status != "dealing":
+                return rec  # cancelled or rescued meanwhile: theirs to handle
+            changed = replace(rec, info=replace(rec.info, status="waiting", hand_id=None))
+            for index, seat in enumerate(rec.info.seats):
+                if seat is not None and (unready is None or index in unready):
+                    changed = _with_seat(changed, index, replace(seat, ready=False))
+            if fresh_seed:
+                seed, commitment = new_server_seed()
+                changed = replace(
+                    changed,
+                    server_seed=seed,
+                    info=replace(changed.info, seed_commitment=commitment),
+                )
+            return changed
+
+        await self._update(table_id, revert)
+
+    async def _rescue_stale_deal(self, req: Deal) -> None:
+        """A deal left half-done by a lobby replica that died: void it, reset the table."""
+        _, rec = await self._load(req.table_id)
+        info = rec.info
+        if info.status != "dealing" or info.hand_id is None:
+            return
+        _require_host(info, req.caller)
+        if self._clock() - rec.dealing_since < self.stale_deal_seconds:
+            return  # still in flight somewhere; the claim below refuses this Deal
+        log.warning("table %s: rescuing interrupted deal %s", info.table_id, info.hand_id)
+        await self._cancel_engine_hand(info.game, info.table_id, info.hand_id)
+        if info.bet > 0:
+            await self._void(info.table_id, info.hand_id)
+        await self._revert_deal(info.table_id, info.hand_id, unready=None, fresh_seed=True)
+        raise _error(
+            codes.CONFLICT,
+            "the previous deal was interrupted and has been voided; "
+            "everyone please tap Ready again",
+        )
+
+    async def _void(self, table_id: str, hand_id: str) -> bool:
+        """Release the hand's holds at the wallet (idempotent); True when confirmed."""
+        try:
+            await request(
+                self._nc,
+                subjects.WALLET_VOID,
+                VoidHand(hand_id, table_id),
+                Settlement,
+                timeout=self._wallet_timeout,
+            )
+        except RemoteError as exc:
+            if exc.code == codes.CONFLICT:
+                return True  # already settled: its holds are gone either way
+            log.error("table %s: could not void hand %s: %s", table_id, hand_id, exc)
+            return False
+        return True
+
+    async def _cancel_engine_hand(self, game: str, table_id: str, hand_id: str) -> bool:
+        try:
+            await request(
+                self._nc,
+                subjects.engine_cancel(game),
+                CancelHand(table_id, hand_id),
+                HandCancelled,
+                timeout=self._engine_timeout,
+            )
+        except RemoteError as exc:
+            if exc.code in (codes.NOT_FOUND, codes.CONFLICT):
+                return True  # the engine has no such hand in play: nothing to stop
+            log.error("table %s: engine did not cancel hand %s: %s", table_id, hand_id, exc)
+            return False
+        return True
+
+    async def hand_finished(self, event: HandFinished) -> TableInfo | None:
+        """The engine finished (or voided) a hand: back to waiting for the next one.
+
+        Idempotent: only the hand the table is playing is applied, so a redelivered or
+        stale event changes nothing.
+        """
+
+        def finish(rec: TableRecord) -> TableRecord:
+            info = rec.info
+            if info.hand_id != event.hand_id or info.status not in IN_HAND:
+                return rec
+            seats: list[SeatInfo | None] = [
+                None if s is None or s.leave_after_hand else replace(s, ready=False)
+                for s in info.seats
+            ]
+            seed, commitment = new_server_seed()
+            return TableRecord(
+                info=replace(
+                    info,
+                    status="waiting",
+                    hand_id=None,
+                    seats=tuple(seats),
+                    dealer=event.next_dealer,
+                    seed_commitment=commitment,
+                ),
+                server_seed=seed,
+                entropy=("",) * len(seats),
+                invite_code=rec.invite_code,
+                last_hand_id=event.hand_id,
+                cancelled_hand_id=rec.cancelled_hand_id,
+            )
+
+        try:
+            return (await self._update(event.table_id, finish)).info
+        except ServiceError as exc:
+            if exc.code == codes.NOT_FOUND:
+                log.warning("hand %s finished at unknown table %s", event.hand_id, event.table_id)
+                return None
+            raise
+
+    # --- closing ------------------------------------------------------------------------
+
+    async def end_table(self, req: EndTable) -> TableInfo:
+        def end(rec: TableRecord) -> TableRecord:
+            _require_host(rec.info, req.caller)
+            _require_between_hands(
+                rec.info, "end the table after it, or cancel the table to void the hand"
+            )
+            return replace(rec, info=replace(rec.info, status="ended"))
+
+        return (await self._update(req.table_id, end)).info
+
+    async def cancel_table(self, req: CancelTable) -> TableInfo:
+        """Close now; a hand in progress is voided at the engine and at the wallet.
+
+        Repeating it on a cancelled table repeats the voids (both are idempotent), so a
+        host can retry when a peer did not answer the first time.
+        """
+
+        def cancel(rec: TableRecord) -> TableRecord:
+            info = rec.info
+            _require_host(info, req.caller)
+            if info.status == "ended":
+                raise _error(codes.CONFLICT, "this table has already ended")
+            if info.status == "cancelled":
+                return rec
+            return replace(
+                rec,
+                info=replace(info, status="cancelled", hand_id=None),
+                cancelled_hand_id=info.hand_id,
+            )
+
+        # Close the table first so no new Deal can start while the hand is voided.
+        rec = await self._update(req.table_id, cancel)
+        hand_id = rec.cancelled_hand_id
+        if hand_id is not None:
+            stopped = await self._cancel_engine_hand(rec.info.game, rec.info.table_id, hand_id)
+            # The engine also voids on cancel; voiding here too (idempotent) means the
+            # holds are released even if the engine is down.
+            voided = rec.info.bet <= 0 or await self._void(rec.info.table_id, hand_id)
+            if not (stopped or voided):
+                raise _error(
+                    codes.UNAVAILABLE,
+                    "the table is cancelled, but the hand could not be voided yet; "
+                    "cancel again in a moment to retry",
+                )
+        return rec.info
+
+    # --- chat ---------------------------------------------------------------------------
+
+    async def set_chat(self, req: SetChat) -> TableInfo:
+        def toggle(rec: TableRecord) -> TableRecord:
+            _require_host(rec.info, req.caller)
+            _require_open(rec.info)
+            if rec.info.chat_enabled == req.enabled:
+                return rec
+            return replace(rec, info=replace(rec.info, chat_enabled=req.enabled))
+
+        return (await self._update(req.table_id, toggle)).info
+
+    async def send_chat(self, req: SendChat) -> ChatSent:
+        text = req.text.strip()
+        if not 1 <= len(text) <= MAX_CHAT:
+            raise _error(codes.BAD_REQUEST, f"a chat message is 1 to {MAX_CHAT} characters")
+        _, rec = await self._load(req.table_id)
+        _require_open(rec.info)
+        if not rec.info.chat_enabled:
+            raise _error(codes.FORBIDDEN, "chat is off at this table")
+        if not await self._chat.allow(req.table_id, req.caller.user_id, self._clock()):
+            raise _error(
+                codes.THROTTLED,
+                f"slow down: at most {self._chat.limit} messages every "
+                f"{self._chat.window_seconds:g} seconds",
+            )
+        masked = mask(text)
+        posted = ChatPosted(
+            table_id=req.table_id,
+            user_id=req.caller.user_id,
+            display_name=req.caller.display_name,
+            text=masked,
+            at=self._now_iso(),
+        )
+        await self._nc.publish(subjects.table_events(req.table_id), encode(posted))
+        return ChatSent(masked)

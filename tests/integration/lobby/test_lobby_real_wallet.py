@@ -1,0 +1,107 @@
+"""The holds path against the real wallet service and a real database.
+
+Here the wallet is :mod:`services.wallet` itself on a fresh SQLite database (and on
+PostgreSQL when one is reachable), so the balance check at Sit, the all-or-nothing
+PlaceHolds at Deal and the void at Cancel are checked against the real ledger. The
+engine is still a stand-in peer (it is another service).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import RemoteError, request
+from kalaro.proto import errors as codes
+from kalaro.proto import lobby as lb
+from kalaro.proto import subjects
+from kalaro.proto.wallet import Adjust, Adjusted, Audit, AuditReport, Balance, GetBalance
+from kalaro.settings import load_settings
+from kalaro.sql import create_engine
+from tests.integration.lobby.harness import LobbyHarness, Peers
+
+wallet_service = pytest.importorskip("services.wallet.service")
+wallet_schema = pytest.importorskip("services.wallet.schema")
+
+ADMIN = "admin-lobby-tests"
+
+
+@pytest.fixture
+def peers() -> Peers:
+    return Peers(wallet=False)  # the real wallet answers its own subjects
+
+
+@pytest.fixture
+async def wallet(nc: NATS, database_url: str) -> AsyncIterator[None]:
+    engine = create_engine(database_url)
+    await wallet_schema.migrate_wallet(engine)
+    service = wallet_service.build_service(engine, load_settings({}, database_url=database_url))
+    await service.start(nc)
+    yield
+    await service.stop()
+    await engine.dispose()
+
+
+async def _adjust(nc: NATS, user_id: str, amount: int) -> Balance:
+    message = Adjust(
+        ADMIN, user_id, amount, "lobby test funds", "grant" if amount > 0 else "adjust"
+    )
+    adjusted = await request(nc, subjects.WALLET_ADJUST, message, Adjusted, timeout=15)
+    return adjusted.balance
+
+
+async def _balance(nc: NATS, user_id: str) -> Balance:
+    return await request(nc, subjects.WALLET_BALANCE, GetBalance(user_id), Balance, timeout=15)
+
+
+async def test_holds_placed_refused_and_voided_by_the_real_wallet(
+    wallet: None, lobby: LobbyHarness
+) -> None:
+    nc = lobby.nc
+    table = (await lobby.create("tongits", 20)).table  # max loss 80
+    ana, ben, cris, dina = (lobby.user(n) for n in ("Ana", "Ben", "Cris", "Dina"))
+    for p in (ana, ben, cris):
+        await _adjust(nc, p.user_id, 100)
+    await _adjust(nc, dina.user_id, 79)
+
+    with pytest.raises(RemoteError) as poor:
+        await lobby.sit(dina, table.table_id)
+    assert poor.value.code == codes.INSUFFICIENT_FUNDS
+    assert "80" in poor.value.message and "79" in poor.value.message
+    for p in (ana, ben, cris):
+        await lobby.sit(p, table.table_id)
+        await lobby.ready(p, table.table_id)
+
+    # Cris's credits are taken back after he sat down: the wallet refuses the holds
+    # (all or nothing), and the table goes back to waiting with Cris not ready.
+    await _adjust(nc, cris.user_id, -30)
+    with pytest.raises(RemoteError) as short:
+        await lobby.deal(lobby.host, table.table_id)
+    assert short.value.code == codes.INSUFFICIENT_FUNDS
+    assert "Cris" in short.value.message
+    info = await lobby.get(table.table_id)
+    assert info.status == "waiting"
+    assert [s.ready if s else None for s in info.seats] == [True, True, False]
+    assert lobby.peers.starts == []
+    for p in (ana, ben, cris):
+        assert (await _balance(nc, p.user_id)).held == 0
+
+    await _adjust(nc, cris.user_id, 30)
+    await lobby.ready(cris, table.table_id)
+    dealt = await lobby.deal(lobby.host, table.table_id)
+    assert dealt.status == "playing"
+    for p in (ana, ben, cris):
+        balance = await _balance(nc, p.user_id)
+        assert (balance.balance, balance.held, balance.available) == (100, 80, 20)
+
+    cancel = lb.CancelTable(lobby.host, table.table_id)
+    cancelled = await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
+    assert cancelled.status == "cancelled"
+    assert [c.hand_id for c in lobby.peers.cancels] == [dealt.hand_id]
+    for p in (ana, ben, cris):
+        balance = await _balance(nc, p.user_id)
+        assert (balance.balance, balance.held) == (100, 0)  # voided: nothing moved
+    report = await request(nc, subjects.WALLET_AUDIT, Audit(), AuditReport, timeout=15)
+    assert report.total == 0 and report.mismatched_accounts == ()
