@@ -32,6 +32,7 @@ class ServiceSpec:
 SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("auth", "services.auth"),
     ServiceSpec("wallet", "services.wallet"),
+    ServiceSpec("lobby", "services.lobby"),
     ServiceSpec("gateway", "services.gateway"),
 )
 
