@@ -37,7 +37,8 @@ function windOf(view, s) {
 }
 
 function meldRow(meld) {
-  const tiles = meld.tiles.map((t) => tileView(t, { small: true, extra: t === meld.claimed ? "claimed" : "" }));
+  const claimedAt = meld.claimed ? meld.tiles.indexOf(meld.claimed) : -1; // mark one copy only
+  const tiles = meld.tiles.map((t, i) => tileView(t, { small: true, extra: i === claimedAt ? "claimed" : "" }));
   return h(`span.mj-meld.${meld.kind}${meld.concealed ? ".concealed" : ""}`, {
     "aria-label": `${humanize(meld.kind)}${meld.concealed ? " (concealed)" : ""}: ${meld.tiles.map(tileLabel).join(", ")}`,
   }, tiles);

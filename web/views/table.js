@@ -81,6 +81,7 @@ export async function render(root, app) {
     state.table = table;
     remember(table);
     if (before && before.status !== table.status) {
+      app.refreshBalance(); // holds are placed at the deal and released at the end
       if (table.status === "playing") announce("The hand has been dealt.");
       if (table.status === "cancelled") announce("The host cancelled the table.");
       if (table.status === "ended") announce("The host ended the table.");
@@ -405,6 +406,10 @@ export async function render(root, app) {
       if (f.table_id !== tableId) return;
       state.chat.push(f);
       drawChat();
+    }),
+    socket.on("error", (f) => {
+      // Answers to our own requests (with a ref) are reported where they were made.
+      if (f.ref === undefined || f.ref === null) toast(f.message, "error");
     }),
     socket.on("status", (s) => {
       head.classList.toggle("offline", s !== "open");

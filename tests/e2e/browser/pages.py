@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +51,9 @@ def create_table(page: Any, game: str, bet: int, timer: int | None = None, rules
     if timer is not None:
         page.fill("#create-timer", str(timer))
     page.click("#create-submit")
-    page.wait_for_url(re.compile(r".*#/tables/[0-9a-f]+$"))
+    page.wait_for_function("() => /^#\\/tables\\/[0-9a-f]+$/.test(location.hash)")
     page.wait_for_selector("#table-status")
-    return str(page.url.rsplit("/", 1)[-1])
+    return str(page.evaluate("() => location.hash.split('/').pop()"))
 
 
 def sit_and_ready(page: Any, table_id: str) -> None:

@@ -36,6 +36,34 @@ def select(page: Any, cards: list[str]) -> None:
         page.click(f'#hand button[data-card="{card}"][aria-pressed="false"]')
 
 
+def sit_from_dashboard(page: Any, table_id: str, screenshots: Path) -> None:
+    """Find the table in the lobby (the game filter works), sit, and tap I am ready."""
+    card = page.locator(f'li.table-card[data-table-id="{table_id}"]')
+    page.click("label.pill:has-text('Mahjong')")
+    expect(card).to_have_count(0)
+    page.click("label.pill:has-text('Tongits')")
+    expect(card).to_have_count(1)
+    expect(card).to_contain_text("Bet 5")
+    expect(card).to_contain_text("0/3 seated")
+    shot(page, screenshots, "05-dashboard-tables-wide")
+    card.locator("button", has_text="Sit").click()
+    page.wait_for_selector("#ready")
+    page.click("#ready")
+    page.wait_for_selector("#ready[aria-pressed='true']")
+
+
+def select_with_keyboard(page: Any, card: str) -> None:
+    """Arrow keys walk the hand, Space selects: the card goes up, Discard lights up."""
+    cards = page.eval_on_selector_all("#hand button", "els => els.map(e => e.dataset.card)")
+    page.focus("#hand button >> nth=0")
+    for _ in range(cards.index(card)):
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate("() => document.activeElement.dataset.card") == card
+    page.keyboard.press("Space")
+    expect(page.locator(f'#hand button[data-card="{card}"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#discard")).to_be_enabled()
+
+
 def play_one(page: Any, state: dict[str, Any], shots: dict[str, Any]) -> bool:
     """Make one legal move on this page; False if it has none."""
     view = state["view"]
@@ -63,7 +91,11 @@ def play_one(page: Any, state: dict[str, Any], shots: dict[str, Any]) -> bool:
             page.click(f'button.meld[data-meld="{lay_off["meld_id"]}"]')
         else:
             discards = [a["card"] for a in legal if a["type"] == "discard"]
-            select(page, [discards[-1]])
+            if "keyboard" not in shots:
+                shots["keyboard"] = True
+                select_with_keyboard(page, discards[-1])
+            else:
+                select(page, [discards[-1]])
             if "play" not in shots:
                 shots["play"] = True
                 shot(page, shots["dir"], f"07-tongits-play-{shots['tag'](page)}")
@@ -77,6 +109,8 @@ def test_three_players_play_a_tongits_hand_to_the_result(
 ) -> None:
     host = new_page(WIDE)
     sign_in(host)
+    host.wait_for_selector("#create-table")
+    shot(host, screenshots, "04-dashboard-host-wide")
     table_id = create_table(host, "tongits", bet=5, timer=5)
 
     viewports = [WIDE, PHONE, WIDE]
@@ -84,7 +118,10 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     for i, viewport in enumerate(viewports):
         page = new_page(viewport)
         sign_up(page, f"p{i}-{unique}@example.com", ["Ana", "Berto", "Cita"][i])
-        sit_and_ready(page, table_id)
+        if i == 0:
+            sit_from_dashboard(page, table_id, screenshots)
+        else:
+            sit_and_ready(page, table_id)
         players.append(page)
     tag = {id(p): ("phone" if v == PHONE else "wide") for p, v in zip(players, viewports, strict=True)}
     shot(players[0], screenshots, "06-table-waiting-wide")
@@ -92,6 +129,7 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     host.click("#deal")
     for page in players:
         page.wait_for_selector(".board.tongits")
+    shot(players[1], screenshots, "07-tongits-deal-phone")
 
     spectator = new_page(PHONE)
     sign_up(spectator, f"watcher-{unique}@example.com", "Watcher")
@@ -113,11 +151,30 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     assert not (concealed & shown), "a concealed card reached the spectator's page"
     shot(spectator, screenshots, "08-tongits-spectator-phone")
 
+    # Chat reaches everyone, the spectator too, as text (never as markup).
+    players[1].fill("#chat-input", "<b>Good luck</b> everyone!")
+    players[1].press("#chat-input", "Enter")
+    for page in (players[0], spectator):
+        expect(page.locator("#chat-list")).to_contain_text("<b>Good luck</b> everyone!")
+        assert page.locator("#chat-list b").count() == 0
+
+    # Cita flags "leave after this hand": she keeps playing, then her seat empties.
+    players[2].click("#leave-after")
+    expect(players[2].locator("#leave-after")).to_have_attribute("aria-pressed", "true")
+    expect(players[0].locator('#seats li[data-seat="2"]')).to_contain_text("Leaving after this hand")
+
     shots: dict[str, Any] = {"dir": screenshots, "tag": lambda p: tag[id(p)]}
+    dropped = False
     deadline = time.monotonic() + HAND_SECONDS
     moves = 0
     while not players[0].locator("#result-panel").count():
         assert time.monotonic() < deadline, f"the hand did not end in {HAND_SECONDS}s ({moves} moves)"
+        if moves == 6 and not dropped:
+            # A dropped connection heals by itself: reconnect, re-subscribe, fresh view.
+            dropped = True
+            players[0].evaluate("() => window.kalaro.socket.drop()")
+            players[0].wait_for_function("() => window.kalaro.socket.status === 'reconnecting'")
+            players[0].wait_for_function("() => window.kalaro.socket.status === 'open'")
         acted = False
         for page in players:
             state = view_of(page)
@@ -140,10 +197,26 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     assert sum(int(a.replace("−", "-").replace("+", "").replace(",", "")) for a in amounts) == 0
     for page in players:
         expect(page.locator("#result-panel .my-amount")).to_be_visible()
+    for page in players[:2]:
         expect(page.locator("#ready")).to_contain_text("Ready for the next hand")
     shot(players[0], screenshots, "09-tongits-result-wide")
     shot(players[1], screenshots, "09-tongits-result-phone")
+    expect(players[0].locator('#seats li[data-seat="2"]')).to_contain_text("Empty seat")
+    expect(players[2].locator("#sit")).to_be_visible()  # back to watching
 
     # Ready for the next hand works straight from the result.
-    players[0].click("#ready")
+    players[0].click("#result-ready")
     players[0].wait_for_selector("#ready[aria-pressed='true']")
+
+    # Host controls between hands: chat off, remove a player, end the table.
+    host.goto(f"/#/tables/{table_id}")
+    host.click("#chat-toggle")
+    expect(players[0].locator("#chat-input")).to_be_disabled()
+    host.click('#seats li[data-seat="1"] button.remove')
+    host.click("#dialog-confirm")
+    expect(players[1].locator("#sit")).to_be_visible()
+    expect(players[1].locator("#watching")).to_be_visible()
+    host.click("#end-table")
+    host.click("#dialog-confirm")
+    for page in (*players, spectator):
+        expect(page.locator("#table-status")).to_have_text("Table ended")
