@@ -145,6 +145,15 @@ async function start() {
     await api.signOut();
     app.navigate("/sign-in");
   });
+  // Tapping the link of the page you are on reloads it (fresh lists, fresh roles).
+  for (const link of document.querySelectorAll("[data-nav]")) {
+    link.addEventListener("click", (event) => {
+      if (link.getAttribute("href") === (location.hash || "#/")) {
+        event.preventDefault();
+        route();
+      }
+    });
+  }
   api.onSession((session) => {
     if (!session && document.getElementById("app").dataset.view !== "sign-in") {
       shell(false);

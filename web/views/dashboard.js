@@ -115,6 +115,7 @@ export function render(root, app) {
   );
 
   const welcome = sessionStorage.getItem("kalaro.welcome") ? welcomeBanner(app) : null;
+  const hostingSlot = h("div.hosting-slot");
 
   mount(
     root,
@@ -128,8 +129,14 @@ export function render(root, app) {
       list,
       empty,
     ),
-    hostingPanel(app, load),
+    hostingSlot,
   );
+  mount(hostingSlot, hostingPanel(app, load));
+  // Host access granted since this token was issued shows up here (me() refreshes it).
+  const wasHost = api.hasRole("host");
+  api.me().then(() => {
+    if (api.hasRole("host") !== wasHost) mount(hostingSlot, hostingPanel(app, load));
+  }).catch(() => {});
   load();
   timer = setInterval(load, POLL_MS);
   return () => clearInterval(timer);

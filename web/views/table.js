@@ -409,7 +409,8 @@ export async function render(root, app) {
     }),
     socket.on("error", (f) => {
       // Answers to our own requests (with a ref) are reported where they were made.
-      if (f.ref === undefined || f.ref === null) toast(f.message, "error");
+      const quiet = ["token_expired", "invalid_token", "not_subscribed"];
+      if ((f.ref === undefined || f.ref === null) && !quiet.includes(f.code)) toast(f.message, "error");
     }),
     socket.on("status", (s) => {
       head.classList.toggle("offline", s !== "open");

@@ -42,7 +42,9 @@ def sign_in(page: Any, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD)
     page.wait_for_selector("#lobby-title")
 
 
-def create_table(page: Any, game: str, bet: int, timer: int | None = None, ruleset: str = "kalaro") -> str:
+def create_table(
+    page: Any, game: str, bet: int, timer: int | None = None, ruleset: str = "kalaro"
+) -> str:
     """Create a table from the dashboard's form; returns its id (the page is at it)."""
     page.goto("/#/")
     page.select_option("#create-game", game)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-expect = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed").expect
-
 from tests.e2e.browser.conftest import PHONE, WIDE
 from tests.e2e.browser.pages import PASSWORD, shot, sign_in, sign_up
+
+expect = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed").expect
 
 pytestmark = pytest.mark.browser
 
@@ -36,13 +36,19 @@ def test_sign_in_errors_and_google_hidden_offline(new_page: Any, screenshots: Pa
 def test_sign_up_shows_the_welcome_grant(new_page: Any, unique: str, screenshots: Path) -> None:
     page = new_page(WIDE)
     sign_up(page, f"rosa-{unique}@example.com", "Rosa")
-    page.wait_for_function("() => document.querySelector('#welcome-amount')?.textContent === '1,000'")
+    page.wait_for_function(
+        "() => document.querySelector('#welcome-amount')?.textContent === '1,000'"
+    )
     assert "Welcome to KaLaro, Rosa!" in page.inner_text("#welcome")
-    page.wait_for_function("() => document.querySelector('#balance-amount')?.textContent === '1,000'")
+    page.wait_for_function(
+        "() => document.querySelector('#balance-amount')?.textContent === '1,000'"
+    )
     shot(page, screenshots, "02-dashboard-welcome-wide")
     phone = new_page(PHONE)
     sign_up(phone, f"rosa2-{unique}@example.com", "Rosa Two")
-    phone.wait_for_function("() => document.querySelector('#welcome-amount')?.textContent === '1,000'")
+    phone.wait_for_function(
+        "() => document.querySelector('#welcome-amount')?.textContent === '1,000'"
+    )
     shot(phone, screenshots, "02-dashboard-welcome-phone")
     # Signing up twice with one email explains itself.
     again = new_page(WIDE)
@@ -60,7 +66,9 @@ def test_admin_approves_a_credit_request_and_the_balance_updates(
 ) -> None:
     player = new_page(PHONE)
     sign_up(player, f"ben-{unique}@example.com", f"Ben {unique[:4]}")
-    player.wait_for_function("() => document.querySelector('#balance-amount')?.textContent === '1,000'")
+    player.wait_for_function(
+        "() => document.querySelector('#balance-amount')?.textContent === '1,000'"
+    )
     player.click("a[data-nav='wallet']")
     player.fill("#credit-amount", "500")
     player.fill("#credit-note", f"for the Friday game {unique}")
@@ -112,3 +120,25 @@ def test_sign_in_with_google(new_page: Any, unique: str, table_stack: Any) -> No
     page.click("#fake-google")
     page.wait_for_selector("#lobby-title")
     expect(page.locator("#who")).to_have_text("Gina")
+
+
+def test_host_request_approved_by_an_admin_unlocks_create_table(
+    new_page: Any, unique: str, screenshots: Path
+) -> None:
+    player = new_page(WIDE)
+    sign_up(player, f"hana-{unique}@example.com", f"Hana {unique[:4]}")
+    player.fill("#host-note", f"Friday group {unique}")
+    player.click("#host-request")
+    expect(player.locator(".hosting")).to_contain_text("Request sent")
+
+    admin = new_page(WIDE)
+    sign_in(admin)
+    admin.click("a[data-nav='admin']")
+    row = admin.locator("#host-requests li.request", has_text=f"Friday group {unique}")
+    expect(row).to_contain_text(f"Hana {unique[:4]}")
+    row.locator("button.approve").click()
+    row.wait_for(state="detached")
+
+    # Back on the dashboard the new host gets a fresh token and the Create form.
+    player.click("a[data-nav='tables']")
+    player.wait_for_selector("#create-table")

@@ -74,7 +74,9 @@ def test_four_players_play_mahjong_through_a_claim(
         sign_up(page, f"m{i}-{unique}@example.com", ["Dado", "Elena", "Fely", "Gardo"][i])
         sit_and_ready(page, table_id)
         players.append(page)
-    tag = {id(p): ("phone" if v == PHONE else "wide") for p, v in zip(players, viewports, strict=True)}
+    tag = {
+        id(p): ("phone" if v == PHONE else "wide") for p, v in zip(players, viewports, strict=True)
+    }
     host.click("#deal")
     for page in players:
         page.wait_for_selector(".board.mahjong")

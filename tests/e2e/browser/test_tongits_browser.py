@@ -60,7 +60,9 @@ def select_with_keyboard(page: Any, card: str) -> None:
         page.keyboard.press("ArrowRight")
     assert page.evaluate("() => document.activeElement.dataset.card") == card
     page.keyboard.press("Space")
-    expect(page.locator(f'#hand button[data-card="{card}"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f'#hand button[data-card="{card}"]')).to_have_attribute(
+        "aria-pressed", "true"
+    )
     expect(page.locator("#discard")).to_be_enabled()
 
 
@@ -123,7 +125,9 @@ def test_three_players_play_a_tongits_hand_to_the_result(
         else:
             sit_and_ready(page, table_id)
         players.append(page)
-    tag = {id(p): ("phone" if v == PHONE else "wide") for p, v in zip(players, viewports, strict=True)}
+    tag = {
+        id(p): ("phone" if v == PHONE else "wide") for p, v in zip(players, viewports, strict=True)
+    }
     shot(players[0], screenshots, "06-table-waiting-wide")
 
     host.click("#deal")
@@ -142,8 +146,12 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     assert spectator_view is not None and spectator_view["seat"] is None
     assert spectator_view["view"]["hand"] == [] and spectator_view["view"]["legal_actions"] == []
     assert spectator.locator("#hand").count() == 0
-    concealed = {c for page in players for c in (view_of(page) or {"view": {"hand": []}})["view"]["hand"]}
-    shown = set(spectator.eval_on_selector_all("[data-card]", "els => els.map(e => e.dataset.card)"))
+    concealed = {
+        c for page in players for c in (view_of(page) or {"view": {"hand": []}})["view"]["hand"]
+    }
+    shown = set(
+        spectator.eval_on_selector_all("[data-card]", "els => els.map(e => e.dataset.card)")
+    )
     visible = set(spectator_view["view"]["discards"]) | {
         c for meld in spectator_view["view"]["melds"] for c in meld["cards"]
     }
@@ -161,14 +169,18 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     # Cita flags "leave after this hand": she keeps playing, then her seat empties.
     players[2].click("#leave-after")
     expect(players[2].locator("#leave-after")).to_have_attribute("aria-pressed", "true")
-    expect(players[0].locator('#seats li[data-seat="2"]')).to_contain_text("Leaving after this hand")
+    expect(players[0].locator('#seats li[data-seat="2"]')).to_contain_text(
+        "Leaving after this hand"
+    )
 
     shots: dict[str, Any] = {"dir": screenshots, "tag": lambda p: tag[id(p)]}
     dropped = False
     deadline = time.monotonic() + HAND_SECONDS
     moves = 0
     while not players[0].locator("#result-panel").count():
-        assert time.monotonic() < deadline, f"the hand did not end in {HAND_SECONDS}s ({moves} moves)"
+        assert time.monotonic() < deadline, (
+            f"the hand did not end in {HAND_SECONDS}s ({moves} moves)"
+        )
         if moves == 6 and not dropped:
             # A dropped connection heals by itself: reconnect, re-subscribe, fresh view.
             dropped = True
@@ -193,7 +205,9 @@ def test_three_players_play_a_tongits_hand_to_the_result(
         assert panel.locator("tbody tr").count() == 3
         expect(page.locator("#server-seed")).not_to_be_empty()
     # What moved adds up to zero, and each player's own line says what they paid or got.
-    amounts = players[0].eval_on_selector_all("#result-panel td.amount", "els => els.map(e => e.textContent)")
+    amounts = players[0].eval_on_selector_all(
+        "#result-panel td.amount", "els => els.map(e => e.textContent)"
+    )
     assert sum(int(a.replace("−", "-").replace("+", "").replace(",", "")) for a in amounts) == 0
     for page in players:
         expect(page.locator("#result-panel .my-amount")).to_be_visible()
