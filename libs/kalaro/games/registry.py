@@ -22,6 +22,7 @@ import msgspec
 _PACKAGES: dict[str, tuple[str, int]] = {
     "tongits": ("kalaro.games.tongits", 3),
     "mahjong": ("kalaro.games.mahjong", 4),
+    "kawuxing": ("kalaro.games.kawuxing", 3),
 }
 
 
@@ -38,6 +39,7 @@ def _dealt_tiles(state: Any) -> tuple[tuple[str, ...], ...]:
 _DEALT: dict[str, Callable[[Any], tuple[tuple[str, ...], ...]]] = {
     "tongits": _dealt_cards,
     "mahjong": _dealt_tiles,
+    "kawuxing": lambda state: tuple(tuple(p.hand) for p in state.players),
 }
 
 
