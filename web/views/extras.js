@@ -39,7 +39,9 @@ function valueNode(value, game) {
 /** A definition list of the keys of `obj` that are not in `known` (null if none). */
 export function extras(obj, known, game, { className = "extras" } = {}) {
   if (!obj || typeof obj !== "object") return null;
-  const keys = Object.keys(obj).filter((k) => !known.includes(k) && obj[k] !== null && obj[k] !== undefined && !(Array.isArray(obj[k]) && !obj[k].length));
+  // Unset values (null, false, empty lists) say nothing worth a line.
+  const keys = Object.keys(obj).filter((k) => !known.includes(k) && obj[k] !== null && obj[k] !== undefined
+    && obj[k] !== false && !(Array.isArray(obj[k]) && !obj[k].length));
   if (!keys.length) return null;
   return h(`dl.${className}`, {}, keys.map((k) => [h("dt", {}, humanize(k)), h("dd", { dataset: { extra: k } }, valueNode(obj[k], game))]));
 }

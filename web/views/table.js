@@ -7,7 +7,7 @@
 
 import * as api from "../api.js";
 import { announce, credits, h, mount, toast } from "../dom.js";
-import { confirmDialog } from "./dialogs.js";
+import { ask, confirmDialog } from "./dialogs.js";
 import { renderResult } from "./result.js";
 import * as tongits from "./table-tongits.js";
 import * as mahjong from "./table-mahjong.js";
@@ -132,7 +132,6 @@ export async function render(root, app) {
   async function sitDown(seat = null) {
     let code = null;
     if (state.table.private) {
-      const { ask } = await import("./dialogs.js");
       code = await ask({ title: "Private table", label: "Invite code", hint: "Ask the host for the invite code.", confirm: "Sit down" });
       if (code === null) return;
     }
@@ -426,8 +425,7 @@ export async function render(root, app) {
   socket.subscribe(tableId);
   drawChat();
 
-  const keys = (e) => handKeys(e, felt);
-  felt.addEventListener("keydown", keys);
+  felt.addEventListener("keydown", handKeys);
   const ticker = setInterval(() => tickCountdowns(felt), 250);
 
   return () => {
@@ -456,7 +454,7 @@ function restoreFocus(container, key) {
 }
 
 /** Arrow keys move between the cards/tiles of your hand; Space/Enter select (native). */
-function handKeys(event, felt) {
+function handKeys(event) {
   const target = event.target;
   const hand = target.closest?.(".hand");
   if (!hand) return;
@@ -472,7 +470,6 @@ function handKeys(event, felt) {
     event.preventDefault();
     next.focus();
   }
-  void felt;
 }
 
 /** Countdowns: any element with data-deadline (epoch ms) shows the seconds left. */

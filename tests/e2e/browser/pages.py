@@ -21,6 +21,7 @@ READ_VIEW = """() => {
 
 
 def shot(page: Any, directory: Path, name: str) -> None:
+    page.evaluate("() => window.scrollTo(0, 0)")  # the sticky header stays on top
     page.screenshot(path=str(directory / f"{name}.png"), full_page=True)
 
 

@@ -142,3 +142,28 @@ def test_host_request_approved_by_an_admin_unlocks_create_table(
     # Back on the dashboard the new host gets a fresh token and the Create form.
     player.click("a[data-nav='tables']")
     player.wait_for_selector("#create-table")
+
+    # A private table: the invite code is shown once; a guest needs it to sit.
+    player.select_option("#create-game", "tongits")
+    player.fill("#create-bet", "0")
+    player.check("#create-private")
+    player.click("#create-submit")
+    code = player.locator("#dialog-code").inner_text()
+    shot(player, screenshots, "06-private-table-code-wide")
+    player.click("#dialog-confirm")
+    expect(player.locator("#invite-code")).to_have_text(code)
+    table_id = player.evaluate("() => location.hash.split('/').pop()")
+
+    guest = new_page(PHONE)
+    sign_up(guest, f"guest-{unique}@example.com", "Guest")
+    card = guest.locator(f'li.table-card[data-table-id="{table_id}"]')
+    expect(card).to_contain_text("Private")
+    card.locator("button", has_text="Sit").click()
+    guest.fill("#dialog-input", "not-the-code")
+    guest.click("#dialog-confirm")
+    expect(guest.locator("#toast")).to_contain_text("invite")
+    card.locator("button", has_text="Sit").click()
+    guest.fill("#dialog-input", code)
+    guest.click("#dialog-confirm")
+    guest.wait_for_selector("#ready")
+    expect(player.locator('#seats li[data-seat="0"]')).to_contain_text("Guest")
