@@ -8,6 +8,7 @@ player would: select cards, tap Meld / Discard / a meld to lay off on / the disc
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,17 @@ def play_one(page: Any, state: dict[str, Any], shots: dict[str, Any]) -> bool:
         return False
     types = {a["type"] for a in legal}
     if "fold" in types:
-        page.click("#fold")
+        # The Fight/Fold prompt, with its countdown: the first answer fights.
+        expect(page.locator("#fight-prompt .countdown")).to_have_text(re.compile(r"^\d+s$"))
+        if not shots.get("fought"):
+            shots["fought"] = True
+            shot(page, shots["dir"], f"08-tongits-fight-or-fold-{shots['tag'](page)}")
+            page.click("#fight")
+        else:
+            page.click("#fold")
+    elif "call_draw" in types and not shots.get("called"):
+        shots["called"] = True  # once opened, call Draw at the start of a turn
+        page.click("#call-draw")
     elif view["phase"] == "start":
         take = next((a for a in legal if a["type"] == "take_discard"), None)
         if take is not None:
