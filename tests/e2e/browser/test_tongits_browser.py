@@ -185,19 +185,24 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     )
 
     shots: dict[str, Any] = {"dir": screenshots, "tag": lambda p: tag[id(p)]}
-    dropped = False
+    dropped = reloaded = False
     deadline = time.monotonic() + HAND_SECONDS
     moves = 0
     while not players[0].locator("#result-panel").count():
         assert time.monotonic() < deadline, (
             f"the hand did not end in {HAND_SECONDS}s ({moves} moves)"
         )
-        if moves == 6 and not dropped:
+        if moves == 4 and not dropped:
             # A dropped connection heals by itself: reconnect, re-subscribe, fresh view.
             dropped = True
             players[0].evaluate("() => window.kalaro.socket.drop()")
             players[0].wait_for_function("() => window.kalaro.socket.status === 'reconnecting'")
             players[0].wait_for_function("() => window.kalaro.socket.status === 'open'")
+        if moves == 2 and not reloaded:
+            # A reload mid-hand keeps the session (per-tab storage) and the seat.
+            reloaded = True
+            players[1].reload()
+            players[1].wait_for_selector(".board.tongits #hand")
         acted = False
         for page in players:
             state = view_of(page)
