@@ -18,6 +18,17 @@ def main(argv: list[str] | None = None) -> int:
     admin.add_argument("--password", help="omit to generate a strong one (printed once)")
     verify = commands.add_parser("verify", help="check a finished hand's seed, deal and result")
     verify.add_argument("record", help="the hand record (JSON file, or - for stdin)")
+    simulate = commands.add_parser(
+        "simulate", help="play bots against each other in-process and report win rates"
+    )
+    simulate.add_argument("--game", required=True, help="tongits or mahjong")
+    simulate.add_argument("--hands", type=int, default=1000, help="hands to play (default 1000)")
+    simulate.add_argument(
+        "--seats", required=True, help="one policy per seat, e.g. smart,random,random"
+    )
+    simulate.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    simulate.add_argument("--ruleset", default="kalaro", help="the game's ruleset (default kalaro)")
+    simulate.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     args = parser.parse_args(argv)
 
     if args.command == "run":
@@ -28,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         from kalaro.verify import main as verify_main
 
         return verify_main(args.record)
+    if args.command == "simulate":
+        from kalaro.bots.simulate import main as simulate_main
+
+        return simulate_main(
+            args.game, args.seats, args.hands, args.seed, args.ruleset, not args.no_progress
+        )
     if args.command == "create-admin":
         command = [sys.executable, "-m", "services.auth", "create-admin"]
         command += ["--email", args.email, "--name", args.name]

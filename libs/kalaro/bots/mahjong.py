@@ -1,0 +1,388 @@
+"""The smart Filipino Mahjong bot: tile efficiency, claims that help, every win taken.
+
+It reads only its seat's :class:`~kalaro.games.mahjong.View` and thinks in **shanten**,
+the number of tiles a hand is from ready (0: one tile from winning, -1: complete):
+
+* Declares Mahjong whenever it may (self-draw or on a discard).
+* Discards the tile that leaves the lowest shanten and, among those, the most
+  **ukeire**: live tiles (four of a kind minus the copies it can see in its hand, every
+  meld and every discard row) that would bring the hand a step closer. Ties go to the
+  tile with more copies in sight (fewer ways for it to complete someone's hand).
+* Claims pong or chow only when the hand, after the claim and its discard, is closer to
+  winning than it is now; claims kang (three in hand) and declares kang when that costs
+  no step, since a kang brings a free replacement tile and +1 from every loser.
+* Passes otherwise.
+
+Shanten of a hand needing ``S`` more sets: ``2S - max(2m + min(t, S - m) + h)`` over
+ways of cutting the tiles into ``m`` sets, ``t`` partial sets (pairs, two of a run) and
+``h`` (0 or 1) pair kept as the eyes. Suits and honours are cut independently: each
+group's best cuts (the Pareto front of ``(m, t, h)``) are memoised by the group's
+counts, so a shanten is a few look-ups and a small product, cheap enough to try every
+discard against every useful draw.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kalaro.games.mahjong import (
+    WINNING_SETS,
+    AnyAction,
+    Claim,
+    DeclareKang,
+    DeclareWin,
+    Discard,
+    Draw,
+    Pass,
+    View,
+)
+from kalaro.games.tiles import KINDS
+
+__all__ = ["SmartMahjong", "shanten"]
+
+_INDEX: dict[str, int] = {kind: i for i, kind in enumerate(KINDS)}
+#: the four groups of the 34 kinds: characters, dots, bamboo (9 each) and honours (7)
+_GROUPS: tuple[tuple[int, int], ...] = ((0, 9), (9, 18), (18, 27), (27, 34))
+_HONOURS = 3
+
+Cut = tuple[int, int, int]  # (sets, partial sets, eyes)
+
+
+def _pareto(cuts: Iterable[Cut]) -> tuple[Cut, ...]:
+    """The cuts no other cut beats in every count (shanten only improves with each)."""
+    unique = set(cuts)
+    return tuple(
+        sorted(
+            c
+            for c in unique
+            if not any(o != c and o[0] >= c[0] and o[1] >= c[1] and o[2] >= c[2] for o in unique)
+        )
+    )
+
+
+# Memos. A group's counts (9 for a suit, 7 for honours) -> its front; fronts are interned
+# as small ints so that folding two fronts and scoring one are dictionary look-ups on int
+# keys (the hot path tries hundreds of one-tile changes per decision). They only hold
+# hand shapes, bounded in number; a long-lived bots process clears them past a limit.
+_MEMO_LIMIT = 500_000
+_front_memo: dict[tuple[int, ...], tuple[Cut, ...]] = {}
+_fronts: list[tuple[Cut, ...]] = []
+_front_ids: dict[tuple[Cut, ...], int] = {}
+_group_ids: dict[tuple[int, ...], int] = {}
+_folds: dict[tuple[int, int], int] = {}
+_values: dict[tuple[int, int], int] = {}
+
+
+def _front(counts: tuple[int, ...]) -> tuple[Cut, ...]:
+    """The best cuts of one group's counts (9 counts: a suit, where chows exist).
+
+    The lowest tile present is in a pong, a chow, the eyes, a partial set, or alone;
+    each choice recurses on what is left, memoised by the remaining counts.
+    """
+    known = _front_memo.get(counts)
+    if known is not None:
+        return known
+    i = next((k for k, c in enumerate(counts) if c), None)
+    if i is None:
+        return ((0, 0, 0),)
+    n = len(counts)
+    runs = n == 9
+    out: list[Cut] = []
+
+    def sub(taken: dict[int, int], dm: int, dt: int, dh: int) -> None:
+        rest = list(counts)
+        for k, c in taken.items():
+            rest[k] -= c
+        for m, t, h in _front(tuple(rest)):
+            if h + dh <= 1:
+                out.append((m + dm, t + dt, h + dh))
+
+    c = counts[i]
+    if c >= 3:
+        sub({i: 3}, 1, 0, 0)
+    if c >= 2:
+        sub({i: 2}, 0, 0, 1)
+        sub({i: 2}, 0, 1, 0)
+    if runs:
+        if i + 2 < n and counts[i + 1] and counts[i + 2]:
+            sub({i: 1, i + 1: 1, i + 2: 1}, 1, 0, 0)
+        if i + 1 < n and counts[i + 1]:
+            sub({i: 1, i + 1: 1}, 0, 1, 0)
+        if i + 2 < n and counts[i + 2]:
+            sub({i: 1, i + 2: 1}, 0, 1, 0)
+    sub({i: 1}, 0, 0, 0)
+    if len(_front_memo) >= _MEMO_LIMIT:
+        _front_memo.clear()
+    front = _front_memo[counts] = _pareto(out)
+    return front
+
+
+def _intern(front: tuple[Cut, ...]) -> int:
+    known = _front_ids.get(front)
+    if known is None:
+        known = _front_ids[front] = len(_fronts)
+        _fronts.append(front)
+    return known
+
+
+def _group_id(key: tuple[int, ...]) -> int:
+    """The interned front of one group's counts."""
+    known = _group_ids.get(key)
+    if known is None:
+        if len(_group_ids) >= _MEMO_LIMIT:
+            _group_ids.clear()
+        known = _group_ids[key] = _intern(_front(key))
+    return known
+
+
+def _fold(a: int, b: int) -> int:
+    """The best cuts of two groups together (at most one pair of eyes in all)."""
+    known = _folds.get((a, b))
+    if known is None:
+        x, y = _fronts[a], _fronts[b]
+        front = _pareto(
+            (p[0] + q[0], p[1] + q[1], p[2] + q[2]) for p in x for q in y if p[2] + q[2] <= 1
+        )
+        if len(_folds) >= _MEMO_LIMIT:
+            _folds.clear()
+        known = _folds[(a, b)] = _intern(front)
+    return known
+
+
+def _value(front: int, sets: int) -> int:
+    """Shanten of a whole hand's best cuts when it must make ``sets`` sets."""
+    known = _values.get((front, sets))
+    if known is None:
+        best = max(2 * m + max(0, min(t, sets - m)) + h for m, t, h in _fronts[front])
+        if len(_values) >= _MEMO_LIMIT:
+            _values.clear()
+        known = _values[(front, sets)] = 2 * sets - best
+    return known
+
+
+def _counts(tiles: Iterable[str]) -> list[int]:
+    counts = [0] * len(KINDS)
+    for tile in tiles:
+        counts[_INDEX[tile]] += 1
+    return counts
+
+
+def _group_fronts(counts: list[int]) -> list[int]:
+    return [_group_id(tuple(counts[lo:hi])) for lo, hi in _GROUPS]
+
+
+def _shanten_of(fronts: list[int], sets: int) -> int:
+    return _value(_fold(_fold(fronts[0], fronts[1]), _fold(fronts[2], fronts[3])), sets)
+
+
+def shanten(tiles: Iterable[str], sets: int = WINNING_SETS) -> int:
+    """Tiles from ready of concealed ``tiles`` that must make ``sets`` sets and the eyes.
+
+    -1: complete; 0: ready (one tile wins), e.g.
+    ``shanten(parse_tiles("123m 456m 78p 11z"), sets=3) == 0``. Regular hands only
+    (5 sets + eyes; no seven pairs).
+    """
+    return _shanten_of(_group_fronts(_counts(tiles)), sets)
+
+
+class _Hand:
+    """One concealed hand's counts and group fronts, for trying one-tile changes fast.
+
+    A one-tile change only re-cuts that tile's group; the other three groups are folded
+    once per hand and reused.
+    """
+
+    __slots__ = ("_others", "counts", "fronts", "sets")
+
+    def __init__(self, counts: list[int], sets: int) -> None:
+        self.counts = counts
+        self.sets = sets
+        self.fronts = _group_fronts(counts)
+        self._others: list[int | None] = [None] * 4
+
+    def shanten(self) -> int:
+        return _shanten_of(self.fronts, self.sets)
+
+    def _without_group(self, group: int) -> int:
+        known = self._others[group]
+        if known is None:
+            a, b, c = (self.fronts[g] for g in range(4) if g != group)
+            known = self._others[group] = _fold(_fold(a, b), c)
+        return known
+
+    def changed(self, kind: int, delta: int) -> int:
+        """Shanten with one copy of ``kind`` added (``delta`` 1) or taken out (-1)."""
+        # The hot path of every decision: the memo look-ups are inlined on purpose.
+        group = _GROUP_OF[kind]
+        lo, hi = _GROUPS[group]
+        counts = self.counts
+        counts[kind] += delta
+        key = tuple(counts[lo:hi])
+        counts[kind] -= delta
+        front = _group_ids.get(key)
+        if front is None:
+            front = _group_id(key)
+        others = self._others[group]
+        if others is None:
+            others = self._without_group(group)
+        both = _folds.get((front, others))
+        if both is None:
+            both = _fold(front, others)
+        value = _values.get((both, self.sets))
+        if value is None:
+            value = _value(both, self.sets)
+        return value
+
+    def less(self, kind: int) -> _Hand:
+        counts = self.counts.copy()
+        counts[kind] -= 1
+        return _Hand(counts, self.sets)
+
+
+_GROUP_OF: tuple[int, ...] = tuple(min(k // 9, _HONOURS) for k in range(len(KINDS)))
+
+
+def _near(kind: int) -> tuple[int, ...]:
+    if kind >= 27:
+        return (kind,)
+    base, rank = kind - kind % 9, kind % 9
+    return tuple(base + r for r in range(max(0, rank - 2), min(8, rank + 2) + 1))
+
+
+#: kinds that can join a held kind: itself (an honour), or its suit within two ranks
+_NEAR: tuple[tuple[int, ...], ...] = tuple(_near(k) for k in range(len(KINDS)))
+
+
+def _useful_kinds(counts: list[int]) -> set[int]:
+    """Kinds that could join something held; any other draw is an isolated single."""
+    out: set[int] = set()
+    for k, c in enumerate(counts):
+        if c:
+            out.update(_NEAR[k])
+    return out
+
+
+@dataclass(frozen=True)
+class SmartMahjong:
+    """Shanten-and-ukeire Mahjong policy (regular 5 sets + eyes hands)."""
+
+    name: str = "smart"
+
+    def choose(self, view: View, rng: random.Random) -> AnyAction | None:
+        legal = view.legal
+        if not legal or view.seat is None:
+            return None
+        if DeclareWin() in legal:
+            return DeclareWin()
+        if Claim("mahjong") in legal:
+            return Claim("mahjong")
+        if view.phase == "calls":
+            return self._claim(view, legal)
+        if view.phase == "draw":
+            return Draw() if Draw() in legal else legal[0]
+        return self._turn(view, legal)
+
+    # -- what the table shows ---------------------------------------------------------
+
+    @staticmethod
+    def _live(view: View) -> list[int]:
+        """Copies of each kind this seat cannot see (still in the wall or other hands)."""
+        seen: Counter[str] = Counter()
+        for player in view.players:
+            if player.hand is not None:
+                seen.update(player.hand)
+            seen.update(player.discards)
+            for meld in player.melds:
+                seen.update(meld.tiles)
+        return [max(0, 4 - seen[kind]) for kind in KINDS]
+
+    @staticmethod
+    def _mine(view: View) -> tuple[list[int], int]:
+        assert view.seat is not None
+        me = view.players[view.seat]
+        return _counts(me.hand or ()), WINNING_SETS - len(me.melds)
+
+    # -- own turn ---------------------------------------------------------------------
+
+    def _turn(self, view: View, legal: tuple[AnyAction, ...]) -> AnyAction:
+        counts, sets = self._mine(view)
+        live = self._live(view)
+        hand = _Hand(counts, sets)
+        discards = [a for a in legal if isinstance(a, Discard)]
+        if not discards:
+            return legal[0]
+        best_discard, best_shanten = self._best_discard(hand, discards, live)
+        for action in legal:
+            if isinstance(action, DeclareKang):
+                k = _INDEX[action.tile]
+                if counts[k] == 4:  # concealed: four tiles out, one set fewer to make
+                    after = counts.copy()
+                    after[k] = 0
+                    kang = _Hand(after, sets - 1).shanten()
+                else:  # added to a pong: like discarding that tile, with a free draw
+                    kang = hand.changed(k, -1)
+                if kang <= best_shanten:
+                    return action
+        return best_discard
+
+    def _best_discard(
+        self, hand: _Hand, discards: list[Discard], live: list[int]
+    ) -> tuple[Discard, int]:
+        """The discard leaving the lowest shanten, then the most ukeire, then the safest."""
+        after = {a.tile: hand.changed(_INDEX[a.tile], -1) for a in discards}
+        lowest = min(after.values())
+        shortlist = [a for a in discards if after[a.tile] == lowest]
+        if len(shortlist) == 1:
+            return shortlist[0], lowest
+
+        def key(action: Discard) -> tuple[int, int, int]:
+            k = _INDEX[action.tile]
+            return (-self._ukeire(hand, k, lowest, live), live[k], k)
+
+        return min(shortlist, key=key), lowest
+
+    @staticmethod
+    def _ukeire(hand: _Hand, discard: int, level: int, live: list[int]) -> int:
+        """Live tiles that would lower the shanten after discarding kind ``discard``."""
+        after = hand.less(discard)
+        return sum(
+            live[k] for k in _useful_kinds(after.counts) if live[k] and after.changed(k, 1) < level
+        )
+
+    # -- someone else's discard -------------------------------------------------------
+
+    def _claim(self, view: View, legal: tuple[AnyAction, ...]) -> AnyAction:
+        assert view.call is not None
+        counts, sets = self._mine(view)
+        now = _Hand(counts, sets).shanten()
+        live = self._live(view)
+        best: AnyAction = Pass()
+        best_key: tuple[int, int] | None = None
+        for action in legal:
+            if not isinstance(action, Claim) or action.kind == "mahjong":
+                continue
+            rest = counts.copy()
+            for tile in action.tiles:
+                rest[_INDEX[tile]] -= 1
+            after = _Hand(rest, sets - 1)
+            if action.kind == "kang":
+                # the replacement tile comes before the discard: no step lost is a gain
+                level = after.shanten()
+                if level > now:
+                    continue
+                key = (level, 0)
+            else:
+                # a pong or chow is followed by the claimer's discard
+                held = [Discard(KINDS[k]) for k, c in enumerate(rest) if c]
+                if not held:
+                    continue
+                choice, level = self._best_discard(after, held, live)
+                if level >= now:
+                    continue
+                key = (level, -self._ukeire(after, _INDEX[choice.tile], level, live))
+            if best_key is None or key < best_key:
+                best, best_key = action, key
+        return best if best in legal else legal[-1]  # the engine lists Pass last
