@@ -25,7 +25,8 @@ from kalaro.settings import load_settings
 @dataclass(frozen=True)
 class ServiceSpec:
     name: str  # also the docker-compose service name
-    module: str  # run as ``python -m <module>``
+    module: str  # run as ``python -m <module> <args>``
+    args: tuple[str, ...] = ()
 
 
 # Every deployable process. docker-compose.yml names the same services (a test checks).
@@ -99,23 +100,27 @@ class Stack:
         credentials.chmod(0o600)
         return f"first admin: {email} / {password}  (also saved in {credentials})"
 
-    def start_services(self) -> None:
+    def start_services(self, *, quiet: bool = False) -> None:
+        """Start every service; ``quiet`` sends their logs to ``var/<name>.log`` instead."""
         width = max(len(s.name) for s in SERVICES)
         for i, spec in enumerate(SERVICES):
+            output = open(self.var / f"{spec.name}.log", "ab") if quiet else subprocess.PIPE  # noqa: SIM115
             process = subprocess.Popen(
-                [sys.executable, "-m", spec.module],
+                [sys.executable, "-m", spec.module, *spec.args],
                 env=self.env(),
-                stdout=subprocess.PIPE,
+                stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches us; we stop children in order
             )
+            self.children.append((spec, process))
+            if quiet:
+                continue
             colour = _COLOURS[i % len(_COLOURS)]
             threading.Thread(
                 target=_prefix_output,
                 args=(spec.name, colour, process.stdout, width),
                 daemon=True,
             ).start()
-            self.children.append((spec, process))
 
     def stop(self) -> None:
         for _, process in reversed(self.children):

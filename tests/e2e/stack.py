@@ -96,7 +96,10 @@ class Stack:
     def start(self, spec: ServiceSpec) -> None:
         log = open(self.root / f"{spec.name}.log", "ab")  # noqa: SIM115 - lives with the process
         self.processes[spec.name] = subprocess.Popen(
-            [sys.executable, "-m", spec.module], env=self.env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", spec.module, *spec.args],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
 
     def stop(self, name: str, sig: int = signal.SIGTERM) -> None:

@@ -215,7 +215,7 @@ class KalaroClient:
         path = f"/api/tables/{table_id}/chat-setting"
         return await self.call("POST", path, lb.TableInfo, {"enabled": enabled})
 
-    def table_socket(self, *, reconnect: bool = True) -> Any:
+    def table_socket(self, *, reconnect: bool = True, keep_frames: bool = True) -> Any:
         from kalaro.client.socket import TableSocket
 
-        return TableSocket(self, reconnect=reconnect)
+        return TableSocket(self, reconnect=reconnect, keep_frames=keep_frames)

@@ -66,9 +66,14 @@ class TableState:
 
 
 class TableSocket:
-    def __init__(self, client: KalaroClient, *, reconnect: bool = True) -> None:
+    def __init__(
+        self, client: KalaroClient, *, reconnect: bool = True, keep_frames: bool = True
+    ) -> None:
         self._client = client
         self._reconnect = reconnect
+        self._keep_frames = keep_frames
+        #: called with every accepted (newer) view; load generators time arrivals here
+        self.view_listeners: list[Callable[[SeatView], None]] = []
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._refs = itertools.count(1)
@@ -186,7 +191,8 @@ class TableSocket:
         while True:
             try:
                 async for text in self._ws:
-                    self.raw_frames.append(text)
+                    if self._keep_frames:
+                        self.raw_frames.append(text)
                     await self._on_frame(_decode_frame(text))
             except ConnectionClosed:
                 pass
@@ -235,12 +241,14 @@ class TableSocket:
     def _on_view(self, frame: w.HandView) -> None:
         state = self.state(frame.table_id)
         current = state.view
-        if current is not None and current.hand_id == frame.hand_id:
-            if frame.version <= current.version:
-                return  # older than what we hold: the newest view wins
-            # A version jump needs no resync: every view frame is complete.
+        # The newest view wins; a version jump needs no resync (every view is complete).
+        stale = current is not None and current.hand_id == frame.hand_id
+        if stale and current is not None and frame.version <= current.version:
+            return
         state.view = SeatView(
             frame.table_id, frame.hand_id, frame.version, frame.seat,
             msgspec.json.decode(frame.view), msgspec.json.decode(frame.events),
             frame.deadline_ms,
         )  # fmt: skip
+        for listener in self.view_listeners:
+            listener(state.view)

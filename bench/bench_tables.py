@@ -1,0 +1,299 @@
+"""Load: N Tongits tables of SDK clients making random legal moves through the gateway.
+
+Starts the whole stack as ``make run`` does (own nats-server and redis-server, every
+service as a process, SQLite in a scratch directory), then for each N drives N tables
+of three WebSocket clients. Each table makes one move every ``1 / rate`` seconds; a
+move's latency runs from sending the ``act`` frame to the moment the *last* of the
+three seats has received the resulting view. Hands that end are re-readied and
+re-dealt through the REST API (not timed). A final phase without think time gives the
+saturation throughput. The floor, measured in the same run on the same nats-server:
+raw NATS request/reply latency between two clients of this process.
+
+    .venv/bin/python bench/bench_tables.py              # N = 50, 200, 500
+    .venv/bin/python bench/bench_tables.py --quick      # N = 20, 50; short phases
+
+The peer to beat (from the issue): a Colyseus 0.16 relay of the same 3-seat workload
+(no rules, no persistence) did 1,000 actions/s at 500 tables with p50 0.7 ms and p99
+15–19 ms on this kind of machine, saturating near 8,000 actions/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nats
+
+from kalaro.client import ApiError, KalaroClient
+from kalaro.client.socket import FrameError, SeatView, TableSocket
+from kalaro.devstack import wait_for_port
+from kalaro.launcher import Stack
+
+ADMIN_EMAIL = "bench-admin@kalaro.local"
+ADMIN_PASSWORD = "bench admin passphrase 2026"
+PLAYER_PASSWORD = "bench player passphrase 2026"
+
+
+def percentile(samples: list[float], q: float) -> float:
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@dataclass
+class Phase:
+    name: str
+    tables: int
+    seconds: float
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    hands: int = 0
+
+    @property
+    def actions_per_second(self) -> float:
+        return len(self.latencies_ms) / self.seconds
+
+
+class TableDriver:
+    """One table: three seated sockets, moves chosen at random from the legal ones."""
+
+    def __init__(
+        self, table_id: str, host: KalaroClient, sockets: dict[int, TableSocket], rng: random.Random
+    ) -> None:
+        self.table_id = table_id
+        self.host = host
+        self.sockets = sockets  # seat -> socket of the player sitting there
+        self.rng = rng
+        self._expected = -1
+        self._arrived: set[int] = set()
+        self._all_arrived = asyncio.Event()
+        self._new_view = asyncio.Event()
+        for seat, socket in sockets.items():
+            socket.view_listeners.append(self._listener(seat))
+
+    def _listener(self, seat: int):  # type: ignore[no-untyped-def]
+        def on_view(view: SeatView) -> None:
+            if view.table_id != self.table_id:
+                return
+            self._new_view.set()
+            if view.version >= self._expected and seat not in self._arrived:
+                self._arrived.add(seat)
+                if len(self._arrived) == len(self.sockets):
+                    self._all_arrived.set()
+
+        return on_view
+
+    def current(self) -> SeatView | None:
+        views = [s.view(self.table_id) for s in self.sockets.values()]
+        views = [v for v in views if v is not None]
+        return max(views, key=lambda v: v.version) if views else None
+
+    async def redeal(self) -> None:
+        for socket in self.sockets.values():
+            await socket._client.ready(self.table_id, True, f"{self.rng.random()}")
+        await self.host.deal(self.table_id)
+
+    async def run(self, phase: Phase, think: float, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            view = self.current()
+            if view is None or view.view.get("result") is not None:
+                if view is not None:
+                    phase.hands += 1
+                    # wait until the lobby has taken the table back to waiting
+                    await asyncio.sleep(0.05)
+                try:
+                    await self.redeal()
+                except ApiError as exc:
+                    if exc.code not in ("conflict",):
+                        phase.errors.append(f"deal: {exc.code}")
+                    await asyncio.sleep(0.1)
+                    continue
+                await self._wait_new_hand(view.hand_id if view else None, stop)
+                continue
+            to_act = view.view.get("to_act") or []
+            if not to_act:
+                self._new_view.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._new_view.wait(), 1)
+                continue
+            seat = to_act[0]
+            socket = self.sockets[seat]
+            own = socket.view(self.table_id)
+            if own is None or own.version != view.version:
+                await asyncio.sleep(0.001)
+                continue
+            legal = own.view.get("legal_actions") or []
+            if not legal:
+                await asyncio.sleep(0.01)
+                continue
+            action = self.rng.choice(legal)
+            self._expected = own.version + 1
+            self._arrived = set()
+            self._all_arrived.clear()
+            started = time.perf_counter()
+            try:
+                await socket.act(self.table_id, action, version=own.version)
+                await asyncio.wait_for(self._all_arrived.wait(), 10)
+            except (FrameError, TimeoutError) as exc:
+                phase.errors.append(f"act: {exc}")
+                await asyncio.sleep(0.05)
+                continue
+            phase.latencies_ms.append((time.perf_counter() - started) * 1000)
+            if think > 0:
+                await asyncio.sleep(think * self.rng.uniform(0.5, 1.5))
+
+    async def _wait_new_hand(self, old_hand: str | None, stop: asyncio.Event) -> None:
+        deadline = time.monotonic() + 10
+        while not stop.is_set() and time.monotonic() < deadline:
+            view = self.current()
+            if view is not None and view.hand_id != old_hand and view.view.get("result") is None:
+                return
+            self._new_view.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._new_view.wait(), 0.5)
+
+
+async def nats_floor(url: str, count: int) -> tuple[float, float]:
+    """p50 and p99 (ms) of a raw request/reply between two connections, no work done."""
+    server = await nats.connect(url)
+    client = await nats.connect(url)
+
+    async def echo(msg: nats.aio.msg.Msg) -> None:
+        await msg.respond(msg.data)
+
+    await server.subscribe("bench.echo", cb=echo)
+    await server.flush()
+    samples = []
+    payload = b'{"type":"act","table_id":"t","version":1,"action":{"type":"draw"}}'
+    for _ in range(count):
+        started = time.perf_counter()
+        await client.request("bench.echo", payload, timeout=2)
+        samples.append((time.perf_counter() - started) * 1000)
+    await client.close()
+    await server.close()
+    return percentile(samples, 50), percentile(samples, 99)
+
+
+async def setup_tables(
+    base_url: str, host: KalaroClient, players: list[KalaroClient], count: int
+) -> list[TableDriver]:
+    drivers = []
+    rng = random.Random(2026)
+    for _ in range(count):
+        table = (await host.create_table("tongits", 0, options={"fight_seconds": 20})).table
+        sockets: dict[int, TableSocket] = {}
+        for player in players:
+            await player.sit(table.table_id)
+        for player in players:
+            socket = player.table_socket(reconnect=False, keep_frames=False)
+            await socket.connect()
+            subscribed = await socket.subscribe(table.table_id)
+            assert subscribed.seat is not None
+            sockets[subscribed.seat] = socket
+        driver = TableDriver(table.table_id, host, sockets, random.Random(rng.random()))
+        await driver.redeal()
+        drivers.append(driver)
+    return drivers
+
+
+async def run_phase(drivers: list[TableDriver], phase: Phase, think: float) -> Phase:
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(d.run(phase, think, stop)) for d in drivers[: phase.tables]]
+    await asyncio.sleep(phase.seconds)
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return phase
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
+    os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
+    stack = Stack(var)
+    stack.start_infrastructure()
+    try:
+        stack.first_admin()
+        stack.start_services(quiet=True)
+        wait_for_port(stack.http_port, timeout=60)
+        base = f"http://127.0.0.1:{stack.http_port}"
+        host = KalaroClient(base)
+        for _ in range(100):
+            try:
+                await host.sign_in(ADMIN_EMAIL, ADMIN_PASSWORD)
+                break
+            except ApiError:
+                await asyncio.sleep(0.2)
+        players = []
+        for i in range(3):
+            player = KalaroClient(base)
+            await player.sign_up(f"bench{i}@kalaro.local", PLAYER_PASSWORD, f"Bench {i}")
+            players.append(player)
+
+        floor_p50, floor_p99 = await nats_floor(stack.nats.url, 2000)
+        sizes = [20, 50] if args.quick else [50, 200, 500]
+        seconds = 8.0 if args.quick else 20.0
+        print(f"setting up {max(sizes)} tables …", file=sys.stderr)
+        drivers = await setup_tables(base, host, players, max(sizes))
+        phases = []
+        for n in sizes:
+            print(f"  {n} tables at {args.rate}/s each …", file=sys.stderr)
+            phases.append(await run_phase(drivers, Phase(f"{n} tables", n, seconds), 1 / args.rate))
+        print("  saturation (no think time) …", file=sys.stderr)
+        saturation = await run_phase(
+            drivers, Phase(f"{max(sizes)} tables, no think", max(sizes), seconds), 0
+        )
+        phases.append(saturation)
+
+        print("\nKaLaro live tables: send action → last of 3 seats has the new view")
+        print(f"raw NATS request/reply floor (same run): p50 {floor_p50:.2f} ms, ", end="")
+        print(f"p99 {floor_p99:.2f} ms")
+        header = (
+            f"{'phase':<24}{'actions/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'hands':>7}{'errors':>8}"
+        )
+        print(header)
+        print("-" * len(header))
+        for phase in phases:
+            p50 = percentile(phase.latencies_ms, 50)
+            p99 = percentile(phase.latencies_ms, 99)
+            print(
+                f"{phase.name:<24}{phase.actions_per_second:>11.0f}{p50:>9.2f}{p99:>9.2f}"
+                f"{phase.hands:>7}{len(phase.errors):>8}"
+            )
+        errors = [e for p in phases for e in p.errors]
+        if errors:
+            print(f"first errors: {errors[:5]}")
+        goal = next((p for p in phases if p.tables == 500 and "no think" not in p.name), None)
+        if goal is not None:
+            ok = percentile(goal.latencies_ms, 99) <= 20 and not goal.errors
+            print(
+                f"goal (500 tables, ~1,000 actions/s, p99 ≤ 20 ms, no errors): "
+                f"{'met' if ok else 'not met'}; Colyseus peer: 1,000/s, p50 0.7, p99 15–19 ms"
+            )
+        for driver in drivers:
+            for socket in driver.sockets.values():
+                await socket.close()
+        for client in [host, *players]:
+            await client.close()
+        return 0
+    finally:
+        stack.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small N and short phases")
+    parser.add_argument("--rate", type=float, default=2.0, help="actions per second per table")
+    return asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
