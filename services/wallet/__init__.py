@@ -1,0 +1,12 @@
+"""The wallet service: a double-entry credit ledger in SQL, served over NATS.
+
+:mod:`~services.wallet.ledger` holds the operations as plain async functions,
+:mod:`~services.wallet.schema` the tables and migrations, and
+:mod:`~services.wallet.service` wires them to subjects and JetStream consumers.
+Run it with ``python -m services.wallet``.
+"""
+
+from services.wallet.schema import migrate_wallet
+from services.wallet.service import build_service, ensure_streams, start_consumers
+
+__all__ = ["build_service", "ensure_streams", "migrate_wallet", "start_consumers"]

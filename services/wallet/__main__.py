@@ -1,0 +1,50 @@
+"""``python -m services.wallet``: migrate the ledger, then serve it until SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from kalaro.bus.jetstream import DurableConsumer
+from kalaro.bus.runner import connect, serve
+from kalaro.settings import load_settings
+from kalaro.sql import create_engine
+from services.wallet.schema import migrate_wallet
+from services.wallet.service import SERVICE_NAME, build_service, start_consumers, stop_consumers
+
+log = logging.getLogger("kalaro.wallet")
+
+
+async def run() -> None:
+    settings = load_settings()
+    engine = create_engine(settings.database_url)
+    try:
+        nc = await connect(settings.nats_url, SERVICE_NAME)
+        version = await migrate_wallet(engine)
+        log.info("wallet schema at version %d on %s", version, engine.url.render_as_string())
+        service = build_service(engine, settings)
+        consumers: list[DurableConsumer] = []
+
+        async def on_start() -> None:
+            consumers.extend(await start_consumers(nc, engine, settings))
+
+        async def on_stop() -> None:
+            # After requests stop and before NATS drains: no message is left half-done.
+            await stop_consumers(consumers)
+
+        await serve(
+            service, nc, health_port=settings.health_port, on_start=on_start, on_stop=on_stop
+        )
+    finally:
+        await engine.dispose()
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""The wallet on the bus: request/reply endpoints and the durable JetStream consumers.
+
+Handlers are thin (decode, call a :mod:`~services.wallet.ledger` function, return its
+answer); the runner turns a :class:`~kalaro.bus.ServiceError` into a typed error reply.
+
+Two consumers make sure nothing is lost while the wallet is down:
+
+* ``RESULTS`` (``results.>``): hand outcomes from the engines, settled or voided. The
+  ledger is keyed by hand id, so a redelivery (or a duplicate that slipped past
+  JetStream's dedupe window) changes nothing.
+* ``EVENTS`` (``events.auth.user_registered``): each new user's welcome grant, once.
+
+A message the ledger refuses for good (``bad_request``, ``conflict``) is logged and
+acknowledged: redelivering it would only fail again. Anything else (the database is
+down) is left unacknowledged so JetStream delivers it again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, assert_never
+
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from kalaro.bus import Service, ServiceError
+from kalaro.bus.jetstream import DurableConsumer, ensure_stream
+from kalaro.proto import subjects
+from kalaro.proto.auth import UserRegistered
+from kalaro.proto.wallet import (
+    Adjust,
+    Adjusted,
+    Audit,
+    AuditReport,
+    Balance,
+    CreditRequest,
+    CreditRequestList,
+    DecideCreditRequest,
+    GetBalance,
+    GetHistory,
+    HandOutcome,
+    History,
+    HoldsPlaced,
+    ListCreditRequests,
+    PlaceHolds,
+    RequestCredits,
+    SettleHand,
+    Settlement,
+    VoidHand,
+    WelcomeGrant,
+    WelcomeGranted,
+)
+from kalaro.settings import Settings
+from services.wallet import ledger
+
+log = logging.getLogger("kalaro.wallet")
+
+SERVICE_NAME = "wallet"
+
+
+def build_service(engine: AsyncEngine, settings: Settings) -> Service:
+    """The wallet's request/reply endpoints, served on the ``wallet`` queue group."""
+    service = Service(SERVICE_NAME)
+
+    async def welcome(req: WelcomeGrant) -> WelcomeGranted:
+        return await ledger.welcome_grant(engine, req.user_id, settings.welcome_grant)
+
+    async def balance(req: GetBalance) -> Balance:
+        return await ledger.get_balance(engine, req.user_id)
+
+    async def history(req: GetHistory) -> History:
+        return await ledger.history(engine, req.user_id, limit=req.limit, before=req.before)
+
+    async def request_credits(req: RequestCredits) -> CreditRequest:
+        return await ledger.request_credits(engine, req.user_id, req.amount, req.note)
+
+    async def list_requests(req: ListCreditRequests) -> CreditRequestList:
+        return await ledger.list_credit_requests(
+            engine, status=req.status, user_id=req.user_id, limit=req.limit, offset=req.offset
+        )
+
+    async def decide(req: DecideCreditRequest) -> CreditRequest:
+        return await ledger.decide_credit_request(
+            engine, req.request_id, req.admin_id, approve=req.approve, reason=req.reason
+        )
+
+    async def adjust(req: Adjust) -> Adjusted:
+        return await ledger.adjust(
+            engine, req.admin_id, req.user_id, req.amount, req.reason, req.kind
+        )
+
+    async def place_holds(req: PlaceHolds) -> HoldsPlaced:
+        return await ledger.place_holds(engine, req.table_id, req.hand_id, req.holds)
+
+    async def settle(req: SettleHand) -> Settlement:
+        return await apply_outcome(engine, req)
+
+    async def void(req: VoidHand) -> Settlement:
+        return await apply_outcome(engine, req)
+
+    async def audit(_req: Audit) -> AuditReport:
+        return await ledger.audit(engine)
+
+    service.add(subjects.WALLET_WELCOME_GRANT, WelcomeGrant, welcome)
+    service.add(subjects.WALLET_BALANCE, GetBalance, balance)
+    service.add(subjects.WALLET_HISTORY, GetHistory, history)
+    service.add(subjects.WALLET_REQUEST_CREDITS, RequestCredits, request_credits)
+    service.add(subjects.WALLET_LIST_CREDIT_REQUESTS, ListCreditRequests, list_requests)
+    service.add(subjects.WALLET_DECIDE_CREDIT_REQUEST, DecideCreditRequest, decide)
+    service.add(subjects.WALLET_ADJUST, Adjust, adjust)
+    service.add(subjects.WALLET_PLACE_HOLDS, PlaceHolds, place_holds)
+    service.add(subjects.WALLET_SETTLE, SettleHand, settle)
+    service.add(subjects.WALLET_VOID, VoidHand, void)
+    service.add(subjects.WALLET_AUDIT, Audit, audit)
+    return service
+
+
+async def apply_outcome(engine: AsyncEngine, outcome: HandOutcome) -> Settlement:
+    """Settle or void a hand, whichever the engine reported."""
+    match outcome:
+        case SettleHand():
+            return await ledger.settle(
+                engine, outcome.hand_id, outcome.payments, table_id=outcome.table_id
+            )
+        case VoidHand():
+            return await ledger.void(engine, outcome.hand_id, table_id=outcome.table_id)
+        case _:
+            assert_never(outcome)
+
+
+async def ensure_streams(js: JetStreamContext) -> None:
+    """Create the streams the wallet consumes, if missing (every replica may call this)."""
+    await ensure_stream(js, subjects.RESULTS_STREAM, [subjects.RESULTS_SUBJECTS])
+    await ensure_stream(js, subjects.EVENTS_STREAM, [subjects.EVENTS_SUBJECTS])
+
+
+def _acking_refusals(
+    what: str, handle: Callable[[Any], Awaitable[object]]
+) -> Callable[[Any], Awaitable[None]]:
+    """Wrap a consumer handler: a ledger refusal is final, so log it and let it be acked."""
+
+    async def handler(message: Any) -> None:
+        try:
+            await handle(message)
+        except ServiceError as exc:
+            log.error("%s refused for good, acknowledged: %s: %r", what, exc, message)
+
+    return handler
+
+
+async def start_consumers(
+    nc: NATS,
+    engine: AsyncEngine,
+    settings: Settings,
+    *,
+    results_durable: str = subjects.WALLET_RESULTS_CONSUMER,
+    results_subject: str = subjects.RESULTS_SUBJECTS,
+    users_durable: str = subjects.WALLET_USERS_CONSUMER,
+) -> list[DurableConsumer]:
+    """Ensure the streams, then start the hand-outcome and new-user consumers.
+
+    The durable names (and the results filter) are parameters only so tests sharing one
+    nats-server can keep their consumers apart; services use the defaults.
+    """
+    await ensure_streams(nc.jetstream())
+
+    async def outcome(message: HandOutcome) -> None:
+        await apply_outcome(engine, message)
+
+    async def registered(message: UserRegistered) -> None:
+        await ledger.welcome_grant(engine, message.user_id, settings.welcome_grant)
+
+    consumers = [
+        DurableConsumer(
+            nc,
+            stream=subjects.RESULTS_STREAM,
+            subject=results_subject,
+            durable=results_durable,
+            message_type=HandOutcome,
+            handler=_acking_refusals("hand outcome", outcome),
+        ),
+        DurableConsumer(
+            nc,
+            stream=subjects.EVENTS_STREAM,
+            subject=subjects.USER_REGISTERED,
+            durable=users_durable,
+            message_type=UserRegistered,
+            handler=_acking_refusals("welcome grant", registered),
+        ),
+    ]
+    for consumer in consumers:
+        await consumer.start()
+    return consumers
+
+
+async def stop_consumers(consumers: list[DurableConsumer]) -> None:
+    for consumer in consumers:
+        await consumer.stop()
