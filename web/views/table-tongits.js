@@ -3,8 +3,10 @@
 
 import { cardBack, cardButton, cardValue, cardView, sortCards } from "../cards.js";
 import { h } from "../dom.js";
+import { humanize } from "./extras.js";
 import { first, matching, ofType } from "./legal.js";
 
+const KNOWN_ACTIONS = ["draw", "take_discard", "meld", "expose_secret_set", "lay_off", "discard", "call_draw", "fight", "fold", "time_out"];
 const ENDINGS = { tongits: "Tongits", stock_out: "Stock out", draw: "Draw" };
 
 export function concealed(view) {
@@ -151,7 +153,10 @@ function actionBar(ctx) {
     view.options?.secret_sets ? btn("secret", "Secret set", secret) : null,
     btn("lay-off", layoffs.length > 1 ? "Lay off (tap a meld)" : "Lay off", layoffs.length === 1 ? layoffs[0] : null),
     btn("discard", "Discard", discard, { primary: Boolean(discard) }),
-    btn("call-draw", "Call Draw", call));
+    btn("call-draw", "Call Draw", call),
+    // A move this client does not know yet still gets a button (sent as listed).
+    legal.filter((a) => !KNOWN_ACTIONS.includes(a.type)).map((a, i) =>
+      h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))));
 }
 
 function hint(ctx) {

@@ -289,7 +289,12 @@ export async function render(root, app) {
     if (!closed()) {
       if (seat === null) {
         const free = t.seats.some((s) => !s);
-        items.push(h("button.primary#sit", { type: "button", disabled: !free || !waiting || state.busy, onclick: () => sitDown(null) }, free ? "Sit down" : "Table full"));
+        if (free) {
+          items.push(h("button.primary#sit", { type: "button", disabled: !waiting || state.busy, onclick: () => sitDown(null) }, "Sit down"),
+            waiting ? null : h("span.muted.small", {}, "You can sit when this hand ends."));
+        } else {
+          items.push(h("span.muted.small", {}, "The table is full — enjoy watching."));
+        }
       } else {
         if (waiting) items.push(readyButton("ready"));
         if (waiting) {
