@@ -1,0 +1,248 @@
+"""The hand slot: one versioned Redis record per table, and the sorted sets beside it.
+
+A slot (``hand:<table_id>``) holds everything a worker needs to continue a hand and
+everything a verifier needs to replay it: options, seats, seed material, the engine
+state (msgpack of the game's ``State``), the action log and the dealt hands. Workers
+keep nothing between messages; every write is compare-and-set on the slot's version,
+which is also the hand version clients see.
+
+The record has the :class:`~kalaro.bus.store.VersionedStore` layout (``{v, d}``) and is
+read through it, but written by this module's own script, a superset of the store's
+compare-and-set: in the same atomic step it also moves the hand's timer deadline in
+``deadlines:<game>`` and its pending outcome in ``outcomes:<game>``. A worker that dies
+between "state written" and "deadline scheduled" would otherwise leave a Fight/Fold
+window that never closes, or a finished hand that nobody settles.
+
+``deadlines:<game>`` members are ``table_id|hand_id|version`` scored by due epoch ms;
+``outcomes:<game>`` members are ``table_id|hand_id`` scored by when the sweeper may
+take over publishing. Both are claimed with a lease (:meth:`SlotStore.claim`), so an
+entry claimed by a worker that then dies is claimed again by another one later.
+
+All keys sit in one Redis instance (scripts touch several keys; fine for a single
+primary with Sentinel, not for Redis Cluster without hash tags).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from redis.asyncio import Redis
+
+from kalaro.bus.store import StaleVersion, VersionedStore
+from kalaro.games.registry import rules_for
+from kalaro.proto.engine import HandRecord, Player
+
+Status = Literal["playing", "finished", "cancelled"]
+
+#: A finished or cancelled slot whose outcome is out lingers this long (a late GetView
+#: still answers); the hand record outlives it.
+DONE_SLOT_TTL_MS = 24 * 3600 * 1000
+#: Finished hands' records, for ``kalaro verify`` and hand history.
+RECORD_TTL_MS = 7 * 24 * 3600 * 1000
+
+
+class Slot(msgspec.Struct, kw_only=True):
+    """One table's current (or last) hand. Internal: never sent to clients."""
+
+    table_id: str
+    hand_id: str
+    game: str
+    options: dict[str, Any] = {}  # the full options (ruleset + every house rule)
+    bet: int = 0
+    players: tuple[Player, ...] = ()
+    dealer: int | None = None  # as StartHand asked (None: drawn from the seed)
+    seed_commitment: str = ""
+    server_seed: str = ""
+    entropy: tuple[str, ...] = ()
+    state: bytes = b""  # msgpack of the game's State; empty for a cancel tombstone
+    actions: tuple[tuple[int, bytes], ...] = ()  # (seat, action JSON), timeouts included
+    initial_hands: tuple[Any, ...] = ()
+    status: Status = "playing"
+    outcome_published: bool = False
+    deadline_ms: int | None = None  # when the pending timer fires (epoch ms)
+    timer_window: str = ""  # which timer window deadline_ms belongs to
+
+
+_encode = msgspec.msgpack.Encoder().encode
+_decode_slot = msgspec.msgpack.Decoder(Slot).decode
+_json_encode = msgspec.json.Encoder().encode
+
+# KEYS: slot, deadlines, outcomes.
+# ARGV: expected version, data, ttl ms (0: persist), deadline member to drop ('' none),
+#       deadline member to add ('' none), its score, outcome op ('add'/'del'/''),
+#       outcome member, outcome score.
+_WRITE = """
+local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if current ~= tonumber(ARGV[1]) then
+  return current
+end
+redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'd', ARGV[2])
+if tonumber(ARGV[3]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+else
+  redis.call('PERSIST', KEYS[1])
+end
+if ARGV[4] ~= '' then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+end
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[5])
+end
+if ARGV[7] == 'add' then
+  redis.call('ZADD', KEYS[3], ARGV[9], ARGV[8])
+elseif ARGV[7] == 'del' then
+  redis.call('ZREM', KEYS[3], ARGV[8])
+end
+return -1
+"""
+
+# KEYS: a sorted set. ARGV: now ms, lease-until ms, most members to take.
+# Taking a member pushes its score to the lease's end instead of removing it: if the
+# worker that took it dies before finishing, the member falls due again.
+_CLAIM = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+for _, member in ipairs(due) do
+  redis.call('ZADD', KEYS[1], ARGV[2], member)
+end
+return due
+"""
+
+
+def deadline_member(table_id: str, hand_id: str, version: int) -> str:
+    return f"{table_id}|{hand_id}|{version}"
+
+
+def parse_deadline(member: str) -> tuple[str, str, int]:
+    table_id, hand_id, version = member.rsplit("|", 2)
+    return table_id, hand_id, int(version)
+
+
+def outcome_member(table_id: str, hand_id: str) -> str:
+    return f"{table_id}|{hand_id}"
+
+
+def parse_outcome(member: str) -> tuple[str, str]:
+    table_id, hand_id = member.rsplit("|", 1)
+    return table_id, hand_id
+
+
+class SlotStore:
+    """Slots of one game's tables, their deadlines and their pending outcomes.
+
+    ``namespace`` prefixes every key; it exists so tests sharing one redis-server keep
+    apart (services use the default, empty one).
+    """
+
+    def __init__(self, redis: Redis, game: str, namespace: str = "") -> None:
+        self._redis = redis
+        self._hands = VersionedStore(redis, f"{namespace}hand:")
+        self.deadlines_key = f"{namespace}deadlines:{game}"
+        self.outcomes_key = f"{namespace}outcomes:{game}"
+        self._records = f"{namespace}handrecord:"
+        self._write: Any = redis.register_script(_WRITE)
+        self._claim: Any = redis.register_script(_CLAIM)
+
+    def key(self, table_id: str) -> str:
+        return self._hands.key(table_id)
+
+    async def load(self, table_id: str) -> tuple[int, Slot | None]:
+        """The slot and its version (one HMGET); ``(0, None)`` when there is none."""
+        version, data = await self._hands.get(table_id)
+        return version, (_decode_slot(data) if data is not None else None)
+
+    async def save(
+        self,
+        slot: Slot,
+        expected: int,
+        *,
+        drop_deadline: str = "",
+        add_deadline: tuple[str, int] | None = None,
+        outcome: Literal["add", "del", ""] = "",
+        outcome_due_ms: int = 0,
+        ttl_ms: int = 0,
+    ) -> int:
+        """Write ``slot`` if it is still at ``expected`` (one EVALSHA); the new version.
+
+        Raises :class:`~kalaro.bus.store.StaleVersion` if someone wrote first; then
+        nothing at all was changed, deadlines and outcomes included.
+        """
+        member, score = add_deadline if add_deadline is not None else ("", 0)
+        current = int(
+            await self._write(
+                keys=[self.key(slot.table_id), self.deadlines_key, self.outcomes_key],
+                args=[
+                    expected,
+                    _encode(slot),
+                    ttl_ms,
+                    drop_deadline,
+                    member,
+                    score,
+                    outcome,
+                    outcome_member(slot.table_id, slot.hand_id),
+                    outcome_due_ms,
+                ],
+            )
+        )
+        if current != -1:
+            raise StaleVersion(slot.table_id, expected, current)
+        return expected + 1
+
+    async def claim(self, key: str, now_ms: int, lease_ms: int, limit: int = 64) -> list[str]:
+        """Members of ``key`` due by ``now_ms``, leased to the caller until now + lease."""
+        members = await self._claim(keys=[key], args=[now_ms, now_ms + lease_ms, limit])
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in members]
+
+    async def release(self, key: str, member: str) -> None:
+        await self._redis.zrem(key, member)
+
+    async def save_record(self, record: HandRecord) -> None:
+        await self._redis.set(
+            self._records + record.hand_id, _json_encode(record), px=RECORD_TTL_MS
+        )
+
+    async def load_record(self, hand_id: str) -> HandRecord | None:
+        data = await self._redis.get(self._records + hand_id)
+        return None if data is None else msgspec.json.decode(data, type=HandRecord)
+
+    async def has_record(self, hand_id: str) -> bool:
+        return bool(await self._redis.exists(self._records + hand_id))
+
+
+def hand_record(slot: Slot) -> HandRecord:
+    """Everything needed to re-derive and replay a finished hand (``kalaro verify``)."""
+    if slot.status != "finished":
+        raise ValueError(f"hand {slot.hand_id} is {slot.status}, not finished")
+    rules = rules_for(slot.game)
+    state = msgspec.msgpack.decode(slot.state, type=rules.state_type)
+    result = rules.result(state)
+    return HandRecord(
+        game=slot.game,
+        table_id=slot.table_id,
+        hand_id=slot.hand_id,
+        options=slot.options,
+        bet=slot.bet,
+        players=slot.players,
+        dealer=slot.dealer,
+        seed_commitment=slot.seed_commitment,
+        server_seed=slot.server_seed,
+        entropy=slot.entropy,
+        actions=tuple((seat, msgspec.json.decode(action)) for seat, action in slot.actions),
+        initial_hands=slot.initial_hands,
+        result=msgspec.to_builtins(result),
+        payments=tuple(units * slot.bet for units in result.payments),
+    )
+
+
+__all__ = [
+    "DONE_SLOT_TTL_MS",
+    "RECORD_TTL_MS",
+    "Slot",
+    "SlotStore",
+    "StaleVersion",
+    "deadline_member",
+    "hand_record",
+    "outcome_member",
+    "parse_deadline",
+    "parse_outcome",
+]

@@ -1,0 +1,554 @@
+"""The engine worker: runs hands of one game type, statelessly, on NATS and Redis.
+
+Every request loads the table's slot from Redis (one HMGET), applies the game's pure
+rules, writes the slot back by compare-and-set on its version (one EVALSHA), then
+publishes finished client frames: each seat's view on that seat's own subject, the
+audience view on the public subject. A seat's view is never published anywhere else;
+the engines' views and ``event_for`` already hide concealed cards from everyone else.
+
+Timers (Tongits' Fight/Fold window, Mahjong's call window) are deadlines in a Redis
+sorted set, written in the same atomic step as the state that opened them. Every
+replica polls the set and *leases* what is due, so a worker that dies mid-timeout
+loses nothing: the lease runs out and another replica applies it. A due deadline whose
+version is not the slot's any more is stale (someone acted) and is dropped.
+
+When a hand ends the worker publishes the settlement (RESULTS, for the wallet), the
+``HandFinished`` event (EVENTS, for the lobby) and the ``HandResult`` frame, then marks
+the slot. A finished hand is also entered in a pending-outcomes set in the same write
+that finishes it, so if the worker dies in between, a sweeper on any replica publishes
+the outcome later; JetStream's message ids make a repeat harmless.
+
+The clock is one injected callable (``now_ms``) so tests can drive time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+from msgspec.structs import replace
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import Service, ServiceError
+from kalaro.bus.jetstream import ensure_stream, publish_once
+from kalaro.games.base import IllegalAction, derive_seed
+from kalaro.games.registry import rules_for
+from kalaro.proto import errors as codes
+from kalaro.proto import subjects
+from kalaro.proto.engine import (
+    Act,
+    Acted,
+    CancelHand,
+    GetView,
+    HandCancelled,
+    HandStarted,
+    StartHand,
+)
+from kalaro.proto.lobby import HandFinished
+from kalaro.proto.wallet import Payment, SettleHand, VoidHand
+from kalaro.proto.ws import HandResult, HandView
+from services.engine.slots import (
+    DONE_SLOT_TTL_MS,
+    Slot,
+    SlotStore,
+    StaleVersion,
+    deadline_member,
+    hand_record,
+    parse_deadline,
+    parse_outcome,
+)
+
+log = logging.getLogger("kalaro.engine")
+
+STALE_VERSION = "stale_version"
+HAND_CANCELLED = "hand_cancelled"
+
+#: How long a claimed deadline or outcome stays with the worker that claimed it.
+LEASE_MS = 5_000
+#: How long the worker that finished a hand has to publish its outcome before a
+#: sweeper may step in (a repeat is harmless, but the HandResult frame would show twice).
+OUTCOME_GRACE_MS = 5_000
+#: The timer loop's period and the sweeper's.
+TICK_SECONDS = 0.1
+SWEEP_SECONDS = 3.0
+
+_EMPTY_EVENTS = msgspec.Raw(b"[]")
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _bad_request(message: str) -> ServiceError:
+    return ServiceError(codes.BAD_REQUEST, message)
+
+
+def _stale(expected: int, current: int) -> ServiceError:
+    return ServiceError(
+        STALE_VERSION, f"the hand is at version {current}, not {expected}; resync and retry"
+    )
+
+
+def _timer_window(timer: Any) -> str:
+    """Which window a timer belongs to: answers inside it do not restart its clock."""
+    return f"{timer.kind}:{getattr(timer, 'opened_at', '')}"
+
+
+class EngineWorker:
+    """One game's hands: request handlers as plain async methods, plus the timer loop.
+
+    ``namespace`` prefixes the worker's Redis keys (tests share one redis-server).
+    """
+
+    def __init__(
+        self,
+        game: str,
+        nc: NATS,
+        redis: Any,
+        *,
+        now_ms: Callable[[], int] = wall_clock_ms,
+        namespace: str = "",
+        tick_seconds: float = TICK_SECONDS,
+        sweep_seconds: float = SWEEP_SECONDS,
+    ) -> None:
+        self.game = game
+        self.rules = rules_for(game)
+        self.now_ms = now_ms
+        self.slots = SlotStore(redis, game, namespace)
+        self._nc = nc
+        self._js = nc.jetstream()
+        self._tick = tick_seconds
+        self._sweep_every = sweep_seconds
+        self._task: asyncio.Task[None] | None = None
+        # Built once: the hot path only encodes and decodes.
+        self._json = msgspec.json.Encoder()
+        self._state_encoder = msgspec.msgpack.Encoder()
+        self._state_decoder = msgspec.msgpack.Decoder(self.rules.state_type)
+        self._time_out_type = type(self.rules.time_out())
+
+    # --- requests ---------------------------------------------------------------------
+
+    async def start_hand(self, msg: StartHand) -> HandStarted:
+        """Deal a new hand at the table; a repeat of the same hand id changes nothing."""
+        rules = self.rules
+        if len(msg.players) != rules.seats:
+            raise _bad_request(f"{self.game} is played by {rules.seats}, not {len(msg.players)}")
+        if len({p.user_id for p in msg.players}) != len(msg.players):
+            raise _bad_request("a player cannot take two seats")
+        if msg.bet < 0:
+            raise _bad_request("the bet cannot be negative")
+        try:
+            server_seed = bytes.fromhex(msg.server_seed)
+        except ValueError:
+            raise _bad_request("the server seed must be hex") from None
+        if not server_seed:
+            raise _bad_request("the server seed is empty")
+        try:
+            options = rules.options(msg.options)
+            state = rules.new_hand(options, derive_seed(server_seed, msg.entropy), msg.dealer)
+        except ValueError as exc:
+            raise _bad_request(str(exc)) from None
+
+        for _ in range(8):
+            version, slot = await self.slots.load(msg.table_id)
+            if slot is not None:
+                if slot.hand_id == msg.hand_id:
+                    if slot.status == "cancelled":
+                        raise ServiceError(codes.CONFLICT, f"hand {msg.hand_id} was cancelled")
+                    return HandStarted(msg.hand_id, version)
+                if slot.status == "playing":
+                    raise ServiceError(
+                        codes.CONFLICT,
+                        f"hand {slot.hand_id} is still being played at table {msg.table_id}",
+                    )
+                if not slot.outcome_published:
+                    # Never overwrite a settlement nobody has sent yet. The table has moved
+                    # on, so the old hand's result frame would only confuse its sockets.
+                    await self._publish_outcome(slot, version, frame=False)
+                    continue
+            fresh = Slot(
+                table_id=msg.table_id,
+                hand_id=msg.hand_id,
+                game=self.game,
+                options=rules.options_dict(options),
+                bet=msg.bet,
+                players=msg.players,
+                dealer=msg.dealer,
+                seed_commitment=hashlib.sha256(server_seed).hexdigest(),
+                server_seed=msg.server_seed,
+                entropy=msg.entropy,
+                initial_hands=rules.dealt(state),
+            )
+            try:
+                new_version = await self._advance(fresh, version, state, [], (), was_timed=False)
+            except StaleVersion:
+                continue  # a racing StartHand (or the previous hand's marking) went first
+            return HandStarted(msg.hand_id, new_version)
+        raise ServiceError(codes.CONFLICT, f"table {msg.table_id} is too busy; retry")
+
+    async def act(self, msg: Act) -> Acted:
+        """Apply one player's move made against ``msg.version``; nothing changes on error."""
+        version, slot = await self._load(msg.table_id)
+        if version != msg.version:
+            raise _stale(msg.version, version)
+        if slot.status == "cancelled":
+            raise ServiceError(HAND_CANCELLED, "this hand was cancelled")
+        seat = self._seat_of(slot, msg.user_id)
+        if seat is None:
+            raise ServiceError(codes.FORBIDDEN, "you are not seated in this hand")
+        try:
+            action = self.rules.decode_action(bytes(msg.action))
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise _bad_request(f"malformed action: {exc}") from None
+        if isinstance(action, self._time_out_type):
+            raise ServiceError(codes.FORBIDDEN, "time-outs are applied by the server")
+        state = self._state_decoder.decode(slot.state)
+        try:
+            state, events = self.rules.apply(state, seat, action)
+        except IllegalAction as exc:
+            raise ServiceError(exc.code, exc.message) from None
+        logged = ((seat, self._json.encode(action)),)
+        try:
+            new_version = await self._advance(
+                slot, version, state, events, logged, was_timed=slot.deadline_ms is not None
+            )
+        except StaleVersion as exc:
+            raise _stale(msg.version, exc.current) from None
+        return Acted(slot.hand_id, new_version)
+
+    async def get_view(self, msg: GetView) -> HandView:
+        """A full view: the caller's seat if seated, else the audience's."""
+        version, slot = await self._load(msg.table_id)
+        if not slot.state:
+            raise ServiceError(codes.NOT_FOUND, f"no hand at table {msg.table_id}")
+        seat = self._seat_of(slot, msg.user_id) if msg.user_id is not None else None
+        state = self._state_decoder.decode(slot.state)
+        return HandView(
+            table_id=slot.table_id,
+            hand_id=slot.hand_id,
+            version=version,
+            seat=seat,
+            view=msgspec.Raw(self._json.encode(self.rules.view(state, seat))),
+            events=_EMPTY_EVENTS,
+            deadline_ms=slot.deadline_ms,
+        )
+
+    async def cancel(self, msg: CancelHand) -> HandCancelled:
+        """Void the hand (no credits move). Idempotent: a repeat answers the same."""
+        for _ in range(8):
+            version, slot = await self.slots.load(msg.table_id)
+            if slot is None or slot.hand_id != msg.hand_id:
+                if slot is not None and (slot.status == "playing" or not slot.outcome_published):
+                    raise ServiceError(
+                        codes.CONFLICT,
+                        f"table {msg.table_id} is at hand {slot.hand_id}, not {msg.hand_id}",
+                    )
+                if await self.slots.has_record(msg.hand_id):
+                    raise ServiceError(codes.CONFLICT, f"hand {msg.hand_id} already finished")
+                # Never seen here: a StartHand for it may still be on its way (the lobby
+                # timed out). Leave a tombstone so it can never start, and void the holds.
+                cancelled = Slot(
+                    table_id=msg.table_id, hand_id=msg.hand_id, game=self.game, status="cancelled"
+                )
+            elif slot.status == "finished":
+                return HandCancelled(msg.hand_id, voided=False)
+            elif slot.status == "cancelled":
+                # Already voided. If its VoidHand is not out yet, the worker that cancelled
+                # is sending it right now, or the sweeper will: sending it here too would
+                # only repeat it.
+                return HandCancelled(msg.hand_id, voided=True)
+            else:
+                cancelled = replace(slot, status="cancelled", deadline_ms=None, timer_window="")
+            drop = (
+                deadline_member(slot.table_id, slot.hand_id, version)
+                if slot is not None and slot.deadline_ms is not None
+                else ""
+            )
+            try:
+                new_version = await self.slots.save(
+                    cancelled,
+                    version,
+                    drop_deadline=drop,
+                    outcome="add",
+                    outcome_due_ms=self.now_ms() + OUTCOME_GRACE_MS,
+                )
+            except StaleVersion:
+                continue
+            await self._publish_outcome(cancelled, new_version)
+            return HandCancelled(msg.hand_id, voided=True)
+        raise ServiceError(codes.CONFLICT, f"table {msg.table_id} is too busy; retry")
+
+    # --- timers and the outcome sweeper ---------------------------------------------
+
+    async def claim_due_timers(self) -> list[str]:
+        """Lease the deadlines due now (what ``fire_due_timers`` does first)."""
+        return await self.slots.claim(self.slots.deadlines_key, self.now_ms(), LEASE_MS)
+
+    async def fire_due_timers(self) -> int:
+        """Apply every due timer; the number of hands that changed."""
+        members = await self.claim_due_timers()
+        if not members:
+            return 0
+        fired = await asyncio.gather(*(self.fire_timer(m) for m in members))
+        return sum(fired)
+
+    async def fire_timer(self, member: str) -> bool:
+        """Apply one claimed deadline if it still stands; release it either way."""
+        table_id, hand_id, version = parse_deadline(member)
+        applied = False
+        try:
+            current, slot = await self.slots.load(table_id)
+            if (
+                slot is not None
+                and slot.hand_id == hand_id
+                and current == version
+                and slot.status == "playing"
+            ):
+                applied = await self._time_out(slot, current)
+        except StaleVersion:
+            pass  # someone acted first: this deadline is stale
+        except Exception:
+            # Leave the lease to run out: another try (here or elsewhere) comes later.
+            log.exception("timer %s failed", member)
+            return False
+        await self.slots.release(self.slots.deadlines_key, member)
+        return applied
+
+    async def sweep_outcomes(self) -> int:
+        """Publish outcomes of finished or cancelled hands nobody published in time."""
+        members = await self.slots.claim(self.slots.outcomes_key, self.now_ms(), LEASE_MS * 6)
+        published = 0
+        for member in members:
+            table_id, hand_id = parse_outcome(member)
+            try:
+                version, slot = await self.slots.load(table_id)
+                if (
+                    slot is not None
+                    and slot.hand_id == hand_id
+                    and slot.status != "playing"
+                    and not slot.outcome_published
+                ):
+                    log.warning("hand %s: publishing its outcome late", hand_id)
+                    await self._publish_outcome(slot, version)
+                    published += 1
+            except Exception:
+                log.exception("outcome of hand %s: publishing failed; will retry", hand_id)
+                continue
+            await self.slots.release(self.slots.outcomes_key, member)
+        return published
+
+    async def ensure_streams(self) -> None:
+        await ensure_stream(self._js, subjects.RESULTS_STREAM, [subjects.RESULTS_SUBJECTS])
+        await ensure_stream(self._js, subjects.EVENTS_STREAM, [subjects.EVENTS_SUBJECTS])
+
+    async def start(self) -> None:
+        """Ensure the streams, sweep once, then run the timer loop in the background."""
+        await self.ensure_streams()
+        try:
+            await self.sweep_outcomes()
+        except Exception:
+            log.warning("engine %s: first sweep failed; the loop retries", self.game, exc_info=True)
+        self._task = asyncio.create_task(self._background(), name=f"engine-{self.game}-timers")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def build_service(self) -> Service:
+        """The worker's endpoints on the queue group ``engine-<game>``."""
+        service = Service(f"engine-{self.game}")
+        service.add(subjects.engine_start(self.game), StartHand, self.start_hand)
+        service.add(subjects.engine_act(self.game), Act, self.act)
+        service.add(subjects.engine_view(self.game), GetView, self.get_view)
+        service.add(subjects.engine_cancel(self.game), CancelHand, self.cancel)
+        return service
+
+    async def _background(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_sweep = loop.time() + self._sweep_every
+        while True:
+            try:
+                await self.fire_due_timers()
+                if loop.time() >= next_sweep:
+                    next_sweep = loop.time() + self._sweep_every
+                    await self.sweep_outcomes()
+            except Exception:
+                log.warning("engine %s: timer loop failed; retrying", self.game, exc_info=True)
+            await asyncio.sleep(self._tick)
+
+    # --- the hand's life ------------------------------------------------------------
+
+    async def _load(self, table_id: str) -> tuple[int, Slot]:
+        version, slot = await self.slots.load(table_id)
+        if slot is None:
+            raise ServiceError(codes.NOT_FOUND, f"no hand at table {table_id}")
+        if slot.game != self.game:
+            raise ServiceError(codes.CONFLICT, f"table {table_id} plays {slot.game}")
+        return version, slot
+
+    @staticmethod
+    def _seat_of(slot: Slot, user_id: str) -> int | None:
+        for seat, player in enumerate(slot.players):
+            if player.user_id == user_id:
+                return seat
+        return None
+
+    async def _time_out(self, slot: Slot, version: int) -> bool:
+        """Time out every seat the window still waits on, in one write."""
+        rules = self.rules
+        state = self._state_decoder.decode(slot.state)
+        events: list[Any] = []
+        logged: list[tuple[int, bytes]] = []
+        time_out = rules.time_out()
+        encoded = self._json.encode(time_out)
+        # Re-read the timer after each time-out: a Mahjong window may close early (no
+        # one left could beat a claim), and then nobody else is timed out.
+        for _ in range(rules.seats):
+            timer = rules.pending_timer(state)
+            if timer is None or _timer_window(timer) != slot.timer_window:
+                break
+            waiting = rules.to_act(state)
+            seats = [s for s in timer.seats if s in waiting]
+            if not seats:
+                break
+            state, new_events = rules.apply(state, seats[0], time_out)
+            events.extend(new_events)
+            logged.append((seats[0], encoded))
+        if not logged:
+            return False
+        await self._advance(slot, version, state, events, tuple(logged), was_timed=True)
+        return True
+
+    async def _advance(
+        self,
+        slot: Slot,
+        version: int,
+        state: Any,
+        events: list[Any],
+        logged: tuple[tuple[int, bytes], ...],
+        *,
+        was_timed: bool,
+    ) -> int:
+        """Write the hand's next state (compare-and-set), then publish what changed."""
+        rules = self.rules
+        now = self.now_ms()
+        over = rules.is_over(state)
+        deadline: int | None = None
+        window = ""
+        timer = None if over else rules.pending_timer(state)
+        if timer is not None:
+            window = _timer_window(timer)
+            same = slot.deadline_ms is not None and slot.timer_window == window
+            deadline = slot.deadline_ms if same else now + timer.seconds * 1000
+        status: Literal["finished", "playing"] = "finished" if over else "playing"
+        new = replace(
+            slot,
+            state=self._state_encoder.encode(state),
+            actions=slot.actions + logged,
+            status=status,
+            deadline_ms=deadline,
+            timer_window=window,
+        )
+        new_version = version + 1
+        table_id, hand_id = slot.table_id, slot.hand_id
+        await self.slots.save(
+            new,
+            version,
+            drop_deadline=deadline_member(table_id, hand_id, version) if was_timed else "",
+            add_deadline=(
+                (deadline_member(table_id, hand_id, new_version), deadline)
+                if deadline is not None
+                else None
+            ),
+            outcome="add" if over else "",
+            outcome_due_ms=now + OUTCOME_GRACE_MS,
+        )
+        await self._publish_views(new, new_version, state, events)
+        if over:
+            try:
+                await self._publish_outcome(new, new_version)
+            except Exception:
+                # The hand is over and stored; the sweeper publishes the outcome later.
+                log.exception("hand %s: outcome not published yet", new.hand_id)
+        return new_version
+
+    async def _publish_views(self, slot: Slot, version: int, state: Any, events: list[Any]) -> None:
+        """Each seat's frame on its own subject; the audience's on the public subject."""
+        rules = self.rules
+        encode = self._json.encode
+        publish = self._nc.publish
+        table_id = slot.table_id
+        for seat in (*range(len(slot.players)), None):
+            seen = [e for e in (rules.event_for(event, seat) for event in events) if e is not None]
+            frame = HandView(
+                table_id=table_id,
+                hand_id=slot.hand_id,
+                version=version,
+                seat=seat,
+                view=msgspec.Raw(encode(rules.view(state, seat))),
+                events=msgspec.Raw(encode(seen)) if seen else _EMPTY_EVENTS,
+                deadline_ms=slot.deadline_ms,
+            )
+            subject = (
+                subjects.table_public(table_id)
+                if seat is None
+                else subjects.table_seat(table_id, seat)
+            )
+            await publish(subject, encode(frame))
+
+    async def _publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
+        """Send a finished hand's settlement (or a cancelled one's void), then mark it.
+
+        The settlement and ``HandFinished`` carry the hand id as their message id, so a
+        repeat is dropped by JetStream; the ``HandResult`` frame (``frame``) is plain
+        NATS, which is why callers avoid repeating it.
+        """
+        table_id, hand_id = slot.table_id, slot.hand_id
+        if slot.status == "finished":
+            record = hand_record(slot)
+            await self.slots.save_record(record)
+            if slot.bet > 0:  # a zero-bet (practice) hand placed no holds to settle
+                payments = tuple(
+                    Payment(player.user_id, credits)
+                    for player, credits in zip(slot.players, record.payments, strict=True)
+                )
+                await publish_once(
+                    self._js,
+                    subjects.hand_result(hand_id),
+                    SettleHand(hand_id, payments, table_id),
+                    msg_id=hand_id,
+                )
+            await publish_once(
+                self._js,
+                subjects.HAND_FINISHED,
+                HandFinished(table_id, hand_id, next_dealer=record.result["next_dealer"]),
+                msg_id=hand_id,
+            )
+            shown = HandResult(
+                table_id=table_id,
+                hand_id=hand_id,
+                result=msgspec.Raw(self._json.encode(record.result)),
+                payments=record.payments,
+                players=tuple(p.user_id for p in slot.players),
+                seed_commitment=slot.seed_commitment,
+                server_seed=slot.server_seed,
+                entropy=slot.entropy,
+            )
+            if frame:
+                await self._nc.publish(subjects.table_events(table_id), self._json.encode(shown))
+        else:
+            await publish_once(
+                self._js, subjects.hand_result(hand_id), VoidHand(hand_id, table_id), msg_id=hand_id
+            )
+        marked = replace(slot, outcome_published=True)
+        with contextlib.suppress(StaleVersion):  # marked by another, or a new hand began
+            await self.slots.save(marked, version, outcome="del", ttl_ms=DONE_SLOT_TTL_MS)
