@@ -39,7 +39,8 @@ class Report(msgspec.Struct, frozen=True):
 
 
 def _plain(value: Any) -> Any:
-    return msgspec.to_builtins(value)
+    """Compare as JSON sees it: a record read from a file has lists where state has tuples."""
+    return msgspec.json.decode(msgspec.json.encode(value))
 
 
 def verify_hand(record: HandRecord) -> Report:
