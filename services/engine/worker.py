@@ -45,8 +45,10 @@ from kalaro.proto.engine import (
     Act,
     Acted,
     CancelHand,
+    GetHandRecord,
     GetView,
     HandCancelled,
+    HandRecord,
     HandStarted,
     StartHand,
 )
@@ -239,6 +241,13 @@ class EngineWorker:
             deadline_ms=slot.deadline_ms,
         )
 
+    async def get_record(self, msg: GetHandRecord) -> HandRecord:
+        """A finished hand's record (kept 7 days): what ``kalaro verify`` checks."""
+        record = await self.slots.load_record(msg.hand_id)
+        if record is None:
+            raise ServiceError(codes.NOT_FOUND, f"no finished hand {msg.hand_id} (or it expired)")
+        return record
+
     async def cancel(self, msg: CancelHand) -> HandCancelled:
         """Void the hand (no credits move). Idempotent: a repeat answers the same."""
         for _ in range(8):
@@ -370,6 +379,7 @@ class EngineWorker:
         service.add(subjects.engine_act(self.game), Act, self.act)
         service.add(subjects.engine_view(self.game), GetView, self.get_view)
         service.add(subjects.engine_cancel(self.game), CancelHand, self.cancel)
+        service.add(subjects.engine_record(self.game), GetHandRecord, self.get_record)
         return service
 
     async def _background(self) -> None:

@@ -15,11 +15,14 @@ from litestar.di import Provide
 from litestar.params import Parameter
 from nats.aio.client import Client as NATS
 
+from kalaro.bus import RemoteError
 from kalaro.bus import request as bus_request
 from kalaro.proto import api, subjects
 from kalaro.proto import auth as a
+from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
+from kalaro.proto.engine import GetHandRecord, HandRecord
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
 from services.gateway.security import authenticate, require_role
@@ -368,6 +371,24 @@ class TablesController(Controller):
     ) -> lb.TableInfo:
         message = lb.CancelTable(_caller(claims), table_id)
         return await forward(request, subjects.LOBBY_CANCEL_TABLE, message, lb.TableInfo)
+
+    @get("/{table_id:str}/hands/{hand_id:str}", summary="A finished hand's record (to verify)")
+    async def hand_record(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+        hand_id: Annotated[str, Parameter(min_length=1, max_length=64)],
+    ) -> HandRecord:
+        table = await forward(
+            request, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo
+        )
+        record = await forward(
+            request, subjects.engine_record(table.game), GetHandRecord(hand_id), HandRecord
+        )
+        if record.table_id != table_id:
+            raise RemoteError(codes.NOT_FOUND, f"no hand {hand_id} at table {table_id}")
+        return record
 
     @post("/{table_id:str}/chat-setting", status_code=200, summary="Turn chat on or off (host)")
     async def chat_setting(

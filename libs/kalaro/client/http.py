@@ -11,6 +11,7 @@ import msgspec
 from kalaro.proto import auth as a
 from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
+from kalaro.proto.engine import HandRecord
 
 T = TypeVar("T")
 
@@ -214,6 +215,10 @@ class KalaroClient:
     async def set_chat(self, table_id: str, enabled: bool) -> lb.TableInfo:
         path = f"/api/tables/{table_id}/chat-setting"
         return await self.call("POST", path, lb.TableInfo, {"enabled": enabled})
+
+    async def hand_record(self, table_id: str, hand_id: str) -> HandRecord:
+        path = f"/api/tables/{table_id}/hands/{hand_id}"
+        return await self.call("GET", path, HandRecord)
 
     def table_socket(self, *, reconnect: bool = True, keep_frames: bool = True) -> Any:
         from kalaro.client.socket import TableSocket

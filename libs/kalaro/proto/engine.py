@@ -71,6 +71,12 @@ class HandCancelled(msgspec.Struct, frozen=True):
     voided: bool
 
 
+class GetHandRecord(msgspec.Struct, frozen=True):
+    """A finished hand's record, for ``kalaro verify`` and hand history."""
+
+    hand_id: str
+
+
 class HandRecord(msgspec.Struct, frozen=True):
     """Everything needed to re-derive and replay a finished hand (``kalaro verify``)."""
 

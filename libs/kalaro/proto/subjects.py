@@ -65,6 +65,10 @@ def engine_cancel(game: str) -> str:
     return f"engine.{game}.cancel"
 
 
+def engine_record(game: str) -> str:
+    return f"engine.{game}.record"
+
+
 # --- durable streams (JetStream) ---------------------------------------------------
 # Hand outcomes on their way to the wallet: published with Nats-Msg-Id = hand id.
 RESULTS_STREAM = "RESULTS"
