@@ -9,11 +9,13 @@ const GAMES = { tongits: "Tongits", mahjong: "Mahjong", kawuxing: "Ka Wu Xing" }
 const RULESETS = {
   tongits: [["kalaro", "KaLaro (house rules)"], ["classic", "Classic"]],
   mahjong: [["kalaro", "KaLaro"], ["joker", "Joker"], ["pinoy", "Pinoy (everything on)"]],
+  kawuxing: [["kawuxing", "Ka Wu Xing"]],
 };
 // The one timer option a host usually wants to change; the rest go in "house rules".
 const TIMER_OPTION = {
   tongits: ["fight_seconds", "Fight/Fold answer time (seconds)", 20],
   mahjong: ["call_seconds", "Claim window (seconds)", 10],
+  kawuxing: ["call_seconds", "Claim window (seconds)", 10],
 };
 
 export function render(root, app) {
@@ -55,7 +57,7 @@ export function render(root, app) {
     return h(
       "li.table-card",
       { dataset: { tableId: t.table_id, game: t.game } },
-      h("div.table-game", { "aria-hidden": "true", class: `g-${t.game}` }, t.game === "tongits" ? "♠♥" : "中"),
+      h("div.table-game", { "aria-hidden": "true", class: `g-${t.game}` }, { tongits: "♠♥", mahjong: "中", kawuxing: "五" }[t.game] || "?"),
       h("div.table-info", {},
         h("h3", {}, GAMES[t.game] || t.game, " ", h("span.by", {}, `hosted by ${t.host_name}`)),
         h("p.facts", {},
@@ -98,7 +100,7 @@ export function render(root, app) {
   }
 
   const filters = h("div.filters", { role: "radiogroup", "aria-label": "Show tables of" },
-    [["", "All games"], ["tongits", "Tongits"], ["mahjong", "Mahjong"]].map(([value, label]) =>
+    [["", "All games"], ["tongits", "Tongits"], ["mahjong", "Mahjong"], ["kawuxing", "Ka Wu Xing"]].map(([value, label]) =>
       h("label.pill", {},
         h("input", {
           type: "radio",
@@ -197,7 +199,8 @@ function hostingPanel(app, reload) {
 function createForm(app) {
   const game = h("select#create-game", { name: "game" },
     h("option", { value: "tongits" }, "Tongits (3 players)"),
-    h("option", { value: "mahjong" }, "Mahjong (4 players)"));
+    h("option", { value: "mahjong" }, "Mahjong (4 players)"),
+    h("option", { value: "kawuxing" }, "Ka Wu Xing (3 players)"));
   const ruleset = h("select#create-ruleset", { name: "ruleset" });
   const bet = h("input#create-bet", { type: "number", name: "bet", min: 0, max: 100000, step: 1, value: "10", required: true });
   const timerInput = h("input#create-timer", { type: "number", min: 1, max: 600, step: 1 });

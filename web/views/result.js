@@ -8,7 +8,7 @@ import { extras, humanize } from "./extras.js";
 
 const TONGITS_ENDINGS = { tongits: "Tongits!", stock_out: "Stock out", draw: "Draw (fight)" };
 const KNOWN_TONGITS = ["ending", "winners", "payments", "deadwood", "burned", "hands", "melds", "next_dealer", "draw_call", "last_drawer", "owed"];
-const KNOWN_MAHJONG = ["ending", "winner", "discarder", "winning_tile", "payments", "charges", "hands", "dealer", "next_dealer"];
+const KNOWN_MAHJONG = ["ending", "winner", "winners", "wins", "discarder", "winning_tile", "payments", "charges", "hands", "dealer", "next_dealer"];
 const CHARGE_ITEMS = { discarder: "discarded the winning tile", other_loser: "other player", self_draw: "self-draw (bunot)", kang: "kangs" };
 
 function headline(frame, game, who) {
@@ -22,6 +22,12 @@ function headline(frame, game, who) {
     return `Draw called by ${caller} — ${names} wins.`;
   }
   if (r.ending === "wall_out") return "Wall out — tabla. Nobody pays; the dealer keeps the deal.";
+  if (Array.isArray(r.winners)) {
+    // Ka Wu Xing: one or two winners.
+    const names = r.winners.map(who).join(" and ");
+    const how = { self_draw: "by self-draw", discard: `on ${who(r.discarder)}'s discard`, robbed_kong: "by robbing the kong" }[r.ending] || humanize(r.ending);
+    return `${names} ${r.winners.length > 1 ? "win" : "wins"} ${how}${r.winning_tile ? ` (${tileLabel(r.winning_tile)})` : ""}!`;
+  }
   const winner = who(r.winner);
   if (r.ending === "self_draw") return `${winner} wins — Mahjong by self-draw (bunot)!`;
   return `${winner} wins — Mahjong on ${who(r.discarder)}'s discard${r.winning_tile ? ` (${tileLabel(r.winning_tile)})` : ""}!`;
@@ -47,18 +53,40 @@ function mahjongRows(frame, who, me) {
   const r = frame.result;
   return frame.players.map((userId, s) => {
     const hand = r.hands.find((x) => x.seat === s) || { hand: [], melds: [], flowers: [] };
-    const charge = r.charges.find((c) => c.payer === s);
-    const won = r.winner === s;
+    const won = Array.isArray(r.winners) ? r.winners.includes(s) : r.winner === s;
     return h(`tr${won ? ".winner" : ""}${userId === me ? ".me" : ""}`, { dataset: { seat: String(s) } },
       h("th", { scope: "row" }, who(s), won ? h("span.chip.win", {}, "Winner") : null, r.dealer === s ? h("span.chip.dealer", {}, "D") : null),
       h("td.hand-cell", {},
         h("div.revealed", { "aria-label": `${who(s)}'s tiles` },
           sortTiles(hand.hand).map((t) => tileView(t, { small: true, extra: won && t === r.winning_tile ? "last" : "" })),
-          hand.melds.map((m) => h("span.mj-meld", {}, m.tiles.map((t) => tileView(t, { small: true })))),
-          hand.flowers.map((f) => tileView(f, { small: true })))),
-      h("td.small", {}, charge ? charge.items.map((i) => `${CHARGE_ITEMS[i.name] || humanize(i.name)} ${i.units}`).join(" + ") + (charge.units < charge.total ? ` (capped at ${charge.units})` : "") : won ? "receives" : "—"),
+          hand.melds.map((m) => h("span.mj-meld", {}, (m.tiles || []).map((t) => tileView(t, { small: true })))),
+          (hand.flowers || []).map((f) => tileView(f, { small: true })))),
+      h("td.small", {}, bill(r.charges.filter((c) => c.payer === s)) || (won ? "receives" : "—")),
       h(`td.num.amount${frame.payments[s] > 0 ? ".plus" : frame.payments[s] < 0 ? ".minus" : ""}`, {}, signed(frame.payments[s])));
   });
+}
+
+/** What one loser pays, line by line (Mahjong items, or Ka Wu Xing charges). */
+function bill(charges) {
+  const parts = [];
+  for (const c of charges) {
+    if (c.items) {
+      parts.push(c.items.map((i) => `${CHARGE_ITEMS[i.name] || humanize(i.name)} ${i.units}`).join(" + ")
+        + (c.units < c.total ? ` (capped at ${c.units})` : ""));
+    } else {
+      parts.push(`${humanize(c.reason)} ${c.units}`);
+    }
+  }
+  return parts.join(" + ");
+}
+
+/** Ka Wu Xing: each win's score items and multiplier. */
+function wins(r, who) {
+  if (!Array.isArray(r.wins) || !r.wins.length) return null;
+  return h("ul.wins", {}, r.wins.map((w) => h("li", {},
+    h("strong", {}, who(w.seat)), ": ",
+    w.items.length ? w.items.map((i) => `${humanize(i.name)} ×${i.multiplier}`).join(", ") : "no score item",
+    ` → ×${w.multiplier}`)));
 }
 
 async function sha256Hex(text) {
@@ -99,6 +127,7 @@ export function renderResult(frame, { game, name, me, onClose, actions = null })
       h("h2#result-title", {}, isTongits ? TONGITS_ENDINGS[frame.result.ending] || "Hand over" : "Hand over"),
       h("button.ghost.small", { type: "button", "aria-label": "Close the result", onclick: onClose }, "✕")),
     h("p.headline#result-headline", {}, headline(frame, game, who)),
+    isTongits ? null : wins(frame.result, who),
     mine !== null ? h(`p.my-amount${mine > 0 ? ".plus" : mine < 0 ? ".minus" : ""}`, {}, mine > 0 ? `You received ${credits(mine)} credits.` : mine < 0 ? `You paid ${credits(-mine)} credits.` : "No credits moved for you.") : null,
     h("div.table-scroll", {},
       h("table.results", {},

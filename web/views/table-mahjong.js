@@ -1,6 +1,7 @@
-// Filipino 16-tile Mahjong on the felt: four seats with melds, flowers and discards,
-// the wall, your concealed tiles (the drawn one set apart), your moves, and the private
-// claim prompt when a discard can be called.
+// Tile games on the felt — Filipino 16-tile Mahjong (4 seats) and Ka Wu Xing (3 seats,
+// kongs, Show Hand): seats with melds, flowers and discards, the wall, your concealed
+// tiles (the drawn one set apart), your moves, and the private claim prompt when a
+// discard can be called.
 
 import { h } from "../dom.js";
 import { sortTiles, tileBack, tileButton, tileLabel, tileView } from "../tiles.js";
@@ -9,9 +10,12 @@ import { first, ofType } from "./legal.js";
 
 const WINDS = ["東", "南", "西", "北"];
 const WIND_NAMES = ["East", "South", "West", "North"];
-const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result"];
-const KNOWN_ACTIONS = ["draw", "discard", "declare_kang", "declare_win", "claim", "pass"];
-const CLAIM_LABEL = { mahjong: "Mahjong!", kang: "Kang", pong: "Pong", chow: "Chow" };
+const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits"];
+const KNOWN_ACTIONS = ["draw", "discard", "declare_kang", "declare_kong", "declare_win", "claim", "pass", "time_out"];
+const CLAIM_LABEL = { mahjong: "Mahjong!", win: "Win!", kang: "Kang", kong: "Kong", pong: "Pong", chow: "Chow" };
+const KANGS = ["declare_kang", "declare_kong"];
+// Where each seat sits, counted from the viewer, for 4 and 3 players.
+const PLACES = { 4: ["bottom", "right", "top", "left"], 3: ["bottom", "right", "left"] };
 
 export function concealed(view) {
   const me = view.seat === null || view.seat === undefined ? null : view.players[view.seat];
@@ -33,10 +37,17 @@ export function prompt(view, seat, name) {
 }
 
 function windOf(view, s) {
-  return (s - view.dealer + 4) % 4;
+  const n = view.players.length;
+  return (s - view.dealer + n) % n;
 }
 
 function meldRow(meld) {
+  // A concealed kong may be hidden from others (tiles null): show its backs.
+  if (!meld.tiles) {
+    const n = meld.kind === "kong" || meld.kind === "kang" ? 4 : 3;
+    return h(`span.mj-meld.${meld.kind}.concealed`, { "aria-label": `${humanize(meld.kind)} (face down)` },
+      Array.from({ length: n }, () => tileBack({ small: true })));
+  }
   const claimedAt = meld.claimed ? meld.tiles.indexOf(meld.claimed) : -1; // mark one copy only
   const tiles = meld.tiles.map((t, i) => tileView(t, { small: true, extra: i === claimedAt ? "claimed" : "" }));
   return h(`span.mj-meld.${meld.kind}${meld.concealed ? ".concealed" : ""}`, {
@@ -47,22 +58,28 @@ function meldRow(meld) {
 function seatArea(ctx, s, where) {
   const { view } = ctx;
   const p = view.players[s];
+  const flowers = p.flowers || [];
+  const winds = view.players.length === 4;
   const wind = windOf(view, s);
   const acting = view.phase === "calls" ? view.call?.discarder === s : view.turn === s && view.phase !== "over";
   const lastDiscard = view.call && view.call.discarder === s ? p.discards.length - 1 : -1;
-  return h(`div.mj-seat.${where}${acting ? ".acting" : ""}`, { dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}, ${WIND_NAMES[wind]} seat` },
+  // Another seat's tiles are visible only when that player showed the hand (Ka Wu Xing).
+  const open = s !== ctx.seat && p.hand;
+  return h(`div.mj-seat.${where}${acting ? ".acting" : ""}`, { dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}${winds ? `, ${WIND_NAMES[wind]} seat` : ""}` },
     h("div.player-head", {},
-      h("span.wind", { title: `${WIND_NAMES[wind]} wind` }, WINDS[wind]),
+      winds ? h("span.wind", { title: `${WIND_NAMES[wind]} wind` }, WINDS[wind]) : null,
       h("span.player-name", {}, ctx.name(s)),
       view.dealer === s ? h("span.chip.dealer", { title: "Dealer" }, "D") : null,
+      p.shown ? h("span.chip.turn", {}, "Hand shown") : null,
       ctx.seat === s ? null : h("span.hand-count", { "aria-label": `${p.hand_size} concealed tiles` },
         h("span.mini-wall", { "aria-hidden": "true" }, Array.from({ length: Math.min(p.hand_size, 17) }, () => tileBack({ small: true }))),
         h("span.count", {}, String(p.hand_size))),
       acting ? h("span.chip.turn", {}, "to play") : null),
-    p.melds.length || p.flowers.length
+    open ? h("div.mj-exposed", { "aria-label": `${ctx.name(s)}'s shown hand` }, sortTiles(p.hand).map((t) => tileView(t, { small: true }))) : null,
+    p.melds.length || flowers.length
       ? h("div.mj-exposed", {},
         p.melds.map(meldRow),
-        p.flowers.length ? h("span.flowers", { "aria-label": `Flowers: ${p.flowers.map(tileLabel).join(", ")}` }, p.flowers.map((f) => tileView(f, { small: true }))) : null)
+        flowers.length ? h("span.flowers", { "aria-label": `Flowers: ${flowers.map(tileLabel).join(", ")}` }, flowers.map((f) => tileView(f, { small: true }))) : null)
       : null,
     h("div.mj-discards", { "aria-label": `${ctx.name(s)}'s discards` },
       p.discards.map((t, i) => tileView(t, { small: true, extra: i === lastDiscard ? "last" : "" }))));
@@ -74,6 +91,8 @@ function center(ctx) {
     h("div.wall", { "aria-label": `Wall: ${view.wall_count} tiles left` }, h("span.wall-icon", { "aria-hidden": "true" }, tileBack()), h("span", {}, "Wall "), h("strong#wall-count", {}, String(view.wall_count))),
     view.call ? h("div.call-tile", {}, h("span.small", {}, `${ctx.name(view.call.discarder)} discarded`), tileView(view.call.tile),
       frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) } }, "") : null) : null,
+    view.waits?.length ? h("div.waits", { "aria-label": "Tiles that would complete your hand" }, h("span.small", {}, "Waiting on"),
+      view.waits.map((w) => h("span.wait", { title: w.self_draw_only ? "self-draw only" : "" }, tileView(w.tile, { small: true }), w.self_draw_only ? h("small", {}, "self-draw") : null))) : null,
     extras(view, KNOWN_VIEW, "mahjong"));
 }
 
@@ -144,7 +163,8 @@ function actionBar(ctx) {
   const draw = first(legal, "draw");
   const win = first(legal, "declare_win");
   const discard = selection.length === 1 ? legal.find((a) => a.type === "discard" && a.tile === selection[0]) : null;
-  const kangs = ofType(legal, "declare_kang");
+  const kangs = legal.filter((a) => KANGS.includes(a.type));
+  const kong = ctx.table.game === "kawuxing" ? "Kong" : "Kang";
   const unknown = legal.filter((a) => !KNOWN_ACTIONS.includes(a.type));
   const btn = (id, label, action, primary = false, aria = undefined) => h(`button${primary ? ".primary" : ""}`, {
     type: "button", id, dataset: { action: id }, disabled: !action || ctx.busy, "aria-label": aria, onclick: () => action && ctx.act(action),
@@ -153,9 +173,9 @@ function actionBar(ctx) {
     btn("draw", "Draw", draw, true),
     btn("discard", "Discard", discard, Boolean(discard)),
     kangs.length
-      ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile }, disabled: ctx.busy, "aria-label": `Kang of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, "Kang ", tileView(k.tile, { small: true })))
-      : btn("kang", "Kang", null),
-    btn("mahjong", "Mahjong!", win, Boolean(win)),
+      ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile }, disabled: ctx.busy, "aria-label": `${kong} of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, `${kong} `, tileView(k.tile, { small: true })))
+      : btn("kang", kong, null),
+    btn("mahjong", ctx.table.game === "kawuxing" ? "Win!" : "Mahjong!", win, Boolean(win)),
     unknown.map((a, i) => h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))));
 }
 
@@ -176,15 +196,12 @@ function hint(ctx) {
 export function renderHand(ctx) {
   const { view, seat } = ctx;
   const seated = seat !== null && seat !== undefined;
+  const n = view.players.length;
   const base = seated ? seat : 0;
-  const at = (k) => (base + k) % 4;
-  return h("div.board.mahjong", { dataset: { phase: view.phase, version: String(ctx.frame.version) } },
-    h("div.mj-grid", {},
-      seatArea(ctx, at(2), "top"),
-      seatArea(ctx, at(3), "left"),
-      center(ctx),
-      seatArea(ctx, at(1), "right"),
-      seatArea(ctx, at(0), "bottom")),
+  const places = PLACES[n] || PLACES[4];
+  const areas = places.map((where, k) => seatArea(ctx, (base + k) % n, where));
+  return h(`div.board.mahjong.seats-${n}`, { dataset: { phase: view.phase, version: String(ctx.frame.version) } },
+    h("div.mj-grid", {}, areas, center(ctx)),
     claimPrompt(ctx),
     h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? myHand(ctx) : null,

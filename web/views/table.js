@@ -12,7 +12,8 @@ import { renderResult } from "./result.js";
 import * as tongits from "./table-tongits.js";
 import * as mahjong from "./table-mahjong.js";
 
-const GAMES = { tongits, mahjong };
+// Ka Wu Xing is a tile game too: the Mahjong module draws it (3 seats, kongs, Show Hand).
+const GAMES = { tongits, mahjong, kawuxing: mahjong };
 const GAME_NAMES = { tongits: "Tongits", mahjong: "Mahjong", kawuxing: "Ka Wu Xing" };
 const MAX_CHAT = 100;
 

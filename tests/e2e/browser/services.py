@@ -32,6 +32,7 @@ TABLE_SERVICES = (
     Extra("lobby", "services.lobby"),
     Extra("engine-tongits", "services.engine", {"KALARO_GAME": "tongits"}),
     Extra("engine-mahjong", "services.engine", {"KALARO_GAME": "mahjong"}),
+    Extra("engine-kawuxing", "services.engine", {"KALARO_GAME": "kawuxing"}),
 )
 
 
@@ -39,7 +40,8 @@ def _listed(extra: Extra) -> bool:
     """Whether the launcher already starts this service (the stack fixture ran it)."""
     game = extra.env.get("KALARO_GAME")
     for spec in SERVICES:
-        if game is not None and spec.module.startswith(extra.module) and game in spec.name:
+        named = game is not None and (game in spec.name or game in spec.args)
+        if named and spec.module.startswith(extra.module):
             return True
         if game is None and spec.module == extra.module:
             return True
