@@ -8,8 +8,8 @@ export function render(root, app) {
     mount(root, h("section.panel", {}, h("h1", {}, "Admin"), h("p", {}, "This page is for admins.")));
     return null;
   }
-  const creditList = h("ul.requests.admin#credit-requests", { "aria-live": "polite" });
-  const hostList = h("ul.requests.admin#host-requests", { "aria-live": "polite" });
+  const creditList = h("ul.requests.admin#credit-requests");
+  const hostList = h("ul.requests.admin#host-requests");
 
   function decisionRow(r, kind, onDecide) {
     const reason = h("input", { type: "text", maxlength: 500, placeholder: "Reason (optional)", "aria-label": `Reason for ${r.display_name || r.user_id}` });
@@ -41,9 +41,14 @@ export function render(root, app) {
         h("button.danger.reject", { type: "button", onclick: decide(false), "aria-label": `Reject ${kind} request of ${who}` }, "Reject")));
   }
 
+  let shown = "";
   async function load() {
     try {
       const [c, hr] = await Promise.all([api.adminCreditRequests(), api.adminHostRequests()]);
+      // Polling re-draws only on change, so a reason being typed is never wiped.
+      const key = JSON.stringify([c, hr]);
+      if (key === shown) return;
+      shown = key;
       mount(creditList, c.requests.length ? c.requests.map((r) => decisionRow(r, "credit", api.decideCreditRequest)) : h("li.muted", {}, "No pending credit requests."));
       mount(hostList, hr.requests.length ? hr.requests.map((r) => decisionRow(r, "host", api.decideHostRequest)) : h("li.muted", {}, "No pending host requests."));
     } catch (err) {

@@ -22,13 +22,24 @@ export function render(root, app) {
   let filter = sessionStorage.getItem("kalaro.filter") || "";
   let timer = 0;
   const me = api.currentUser();
-  const list = h("ul.table-list#table-list", { "aria-live": "polite", "aria-busy": "true" });
+  const list = h("ul.table-list#table-list", { "aria-label": "Open tables", "aria-busy": "true" });
   const empty = h("p.empty", { hidden: true }, "No open tables right now.");
+  let shown = "";
 
   async function load() {
     try {
       const { tables } = await api.listTables(filter || undefined);
+      // Re-draw only when something changed, so polling never steals keyboard focus.
+      const key = JSON.stringify([filter, tables]);
+      if (key === shown) return;
+      shown = key;
+      const focused = document.activeElement;
+      const focusKey = list.contains(focused) ? [focused.closest("li")?.dataset.tableId, focused.textContent] : null;
       mount(list, tables.map((t) => tableCard(t)));
+      if (focusKey) {
+        const again = [...list.querySelectorAll(`li[data-table-id="${focusKey[0]}"] button`)].find((b) => b.textContent === focusKey[1]);
+        again?.focus();
+      }
       empty.hidden = tables.length > 0;
       empty.textContent = api.hasRole("host")
         ? "No open tables right now. Create one!"

@@ -356,10 +356,11 @@ export async function render(root, app) {
     }));
   }
 
-  function drawChat() {
-    mount(chatList, state.chat.slice(-MAX_CHAT).map((c) =>
-      h(`li${c.user_id === me.user_id ? ".mine" : ""}`, {},
-        h("span.who", {}, c.display_name), h("span.text", {}, c.text))));
+  /** Append one message (the list is a live region: only the new line is read out). */
+  function addChat(c) {
+    chatList.append(h(`li${c.user_id === me.user_id ? ".mine" : ""}`, {},
+      h("span.who", {}, c.display_name), h("span.text", {}, c.text)));
+    while (chatList.children.length > MAX_CHAT) chatList.firstElementChild.remove();
     chatList.scrollTop = chatList.scrollHeight;
   }
 
@@ -410,7 +411,8 @@ export async function render(root, app) {
     socket.on("chat", (f) => {
       if (f.table_id !== tableId) return;
       state.chat.push(f);
-      drawChat();
+      if (state.chat.length > MAX_CHAT) state.chat.shift();
+      addChat(f);
     }),
     socket.on("error", (f) => {
       // Answers to our own requests (with a ref) are reported where they were made.
@@ -429,7 +431,6 @@ export async function render(root, app) {
     return () => offs.forEach((off) => off());
   }
   socket.subscribe(tableId);
-  drawChat();
 
   felt.addEventListener("keydown", handKeys);
   const ticker = setInterval(() => tickCountdowns(felt), 250);

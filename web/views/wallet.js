@@ -7,7 +7,7 @@ const POLL_MS = 4000;
 const KINDS = { welcome: "Welcome grant", grant: "Grant", adjust: "Adjustment", credit_request: "Credit request", settlement: "Hand" };
 
 export function render(root, app) {
-  const stats = h("div.stats#wallet-stats", { "aria-live": "polite" });
+  const stats = h("div.stats#wallet-stats");
   const historyBody = h("tbody#history");
   const more = h("button.ghost#history-more", { type: "button", hidden: true }, "Show older");
   const requests = h("ul.requests#my-requests");

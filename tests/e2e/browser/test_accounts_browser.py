@@ -27,6 +27,11 @@ def test_sign_in_errors_and_google_hidden_offline(new_page: Any, screenshots: Pa
         page.wait_for_timeout(300)
         assert page.locator("#google-sign-in").is_hidden()
         shot(page, screenshots, f"01-sign-in-{tag}")
+    # How to play is open to everyone, signed in or not.
+    page.click(".auth a[href='#/how-to-play']")
+    expect(page.locator("#how-title")).to_be_visible()
+    shot(page, screenshots, "01-how-to-play-phone")
+    page.go_back()
     page.fill("#email", "nobody@example.com")
     page.fill("#password", "not the password")
     page.click("#auth-submit")
