@@ -80,8 +80,15 @@ def stop_all(processes: list[subprocess.Popen[bytes]]) -> None:
             process.wait()
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _main() -> None:  # pragma: no cover - a developer's convenience
+    import signal
     import tempfile
+
+    signal.signal(signal.SIGTERM, _interrupt)  # stop the children on kill too
 
     from kalaro.devstack import NatsServer, RedisServer
 

@@ -55,6 +55,16 @@ def test_sign_up_shows_the_welcome_grant(new_page: Any, unique: str, screenshots
         "() => document.querySelector('#welcome-amount')?.textContent === '1,000'"
     )
     shot(phone, screenshots, "02-dashboard-welcome-phone")
+    # A rejected access token is traded for a fresh one, for REST and the socket alike.
+    page.evaluate(
+        """() => { const s = JSON.parse(sessionStorage.getItem('kalaro.session'));
+                   s.access = 'not-a-token';
+                   sessionStorage.setItem('kalaro.session', JSON.stringify(s)); }"""
+    )
+    page.reload()
+    page.wait_for_function("() => window.kalaro.socket && window.kalaro.socket.status === 'open'")
+    expect(page.locator("#balance-amount")).to_have_text("1,000")
+    assert page.evaluate("() => window.kalaro.socket && sessionStorage.getItem('kalaro.session')")
     # Signing up twice with one email explains itself.
     again = new_page(WIDE)
     again.goto("/#/sign-in")
