@@ -62,8 +62,11 @@ def table_stack(stack: Stack) -> Iterator[Stack]:
         stop_all(started)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module. Playwright's sync API runs its own event loop in
+    this thread while it is open, so it must be closed again before any asyncio test
+    (pytest-asyncio) runs: module scope ends it with the last browser test."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
