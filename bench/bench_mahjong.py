@@ -15,8 +15,12 @@
    34-array, built beforehand through its own ``TilesConverter.to_34_array`` from the
    136-tile ids. Every pass is timed, including our first one with a cold memo.
    Goal: mean time per hand at or below the library's.
-2. Random play: whole hands per second with uniformly random legal actions
-   (``to_act`` + ``legal_actions`` + ``apply`` every step), and with a greedy bot.
+2. ``is_complete`` with jokers (``wild`` 1-3, the ``joker`` rulesets' check), which
+   the library has no counterpart for: our time per hand, and agreement with the
+   exhaustive reference on a sample.
+3. Random play: whole hands per second with uniformly random legal actions
+   (``to_act`` + ``legal_actions`` + ``apply`` every step), and with a greedy bot,
+   under each ruleset (``kalaro``, ``joker``, ``pinoy``).
 """
 
 from __future__ import annotations
@@ -135,7 +139,7 @@ def _theirs(is_agari: Callable[[list[int]], bool], arrays: list[list[int]]) -> N
         is_agari(array)
 
 
-def _reference() -> Callable[[list[str], int], bool] | None:
+def _reference() -> Callable[..., bool] | None:
     """The exhaustive checker from the unit tests, if the source tree is here."""
     root = Path(__file__).resolve().parents[1]
     if not (root / "tests" / "unit" / "mahjong" / "reference.py").exists():
@@ -202,6 +206,29 @@ def bench_is_complete(rng: random.Random, count: int, repeats: int) -> tuple[boo
     return identical, faster
 
 
+def bench_wilds(rng: random.Random, count: int) -> bool:
+    """Print ``is_complete`` times with 1-3 wilds; whether the reference agrees."""
+    reference = _reference()
+    print(f"\nis_complete with jokers: {count} hands per row (17 tiles, sets=5)")
+    header = f"{'wild':<6}{'complete':>9}{'µs/hand':>9}  {'reference':<9}"
+    print(header)
+    print("-" * len(header))
+    agrees_all = True
+    for wild in (1, 2, 3):
+        # Complete hands, near misses and random draws, with ``wild`` tiles taken out.
+        hands = [hand[wild:] for hand in make_hands(rng, 5, count)[0]]
+        start = time.perf_counter()
+        answers = [is_complete(hand, 5, wild) for hand in hands]
+        elapsed = (time.perf_counter() - start) / count
+        agrees = "n/a"
+        if reference is not None:
+            ok = all(reference(h, 5, wild) == is_complete(h, 5, wild) for h in hands[:300])
+            agrees_all = agrees_all and ok
+            agrees = str(ok)
+        print(f"{wild:<6}{sum(answers):>9}{elapsed * 1e6:>9.2f}  {agrees:<9}")
+    return agrees_all
+
+
 # -- random play ----------------------------------------------------------------------
 
 
@@ -236,33 +263,34 @@ def _greedy(state: mj.State, seat: int, rng: random.Random) -> Any:
 
 
 def bench_random_play(rng: random.Random, hands: int) -> None:
-    options = mj.options_for("kalaro")
-    print(f"\nrandom play ({hands} hands per bot)")
-    header = f"{'bot':<10}{'hands/s':>10}{'actions/s':>12}{'actions/hand':>14}  endings"
+    print(f"\nrandom play ({hands} hands per bot and ruleset)")
+    header = f"{'ruleset':<8}{'bot':<9}{'hands/s':>9}{'actions/s':>11}{'actions/hand':>14}  endings"
     print(header)
     print("-" * len(header))
     bots: dict[str, Callable[[mj.State, int, random.Random], Any]] = {
         "uniform": lambda state, seat, r: r.choice(mj.legal_actions(state, seat)),
         "greedy": _greedy,
     }
-    for name, bot in bots.items():
-        endings: Counter[str] = Counter()
-        actions = 0
-        start = time.perf_counter()
-        for n in range(hands):
-            state = mj.new_hand(options, f"bench-{n}".encode())
-            while not mj.is_over(state):
-                seat = rng.choice(mj.to_act(state))
-                state, _ = mj.apply(state, seat, bot(state, seat, rng))
-                actions += 1
-            result = mj.result(state)
-            assert result is not None
-            endings[result.ending] += 1
-        elapsed = time.perf_counter() - start
-        print(
-            f"{name:<10}{hands / elapsed:>10.0f}{actions / elapsed:>12.0f}"
-            f"{actions / hands:>14.1f}  {dict(endings)}"
-        )
+    for ruleset in mj.RULESETS:
+        options = mj.options_for(ruleset)
+        for name, bot in bots.items():
+            endings: Counter[str] = Counter()
+            actions = 0
+            start = time.perf_counter()
+            for n in range(hands):
+                state = mj.new_hand(options, f"bench-{n}".encode())
+                while not mj.is_over(state):
+                    seat = rng.choice(mj.to_act(state))
+                    state, _ = mj.apply(state, seat, bot(state, seat, rng))
+                    actions += 1
+                result = mj.result(state)
+                assert result is not None
+                endings[result.ending] += 1
+            elapsed = time.perf_counter() - start
+            print(
+                f"{ruleset:<8}{name:<9}{hands / elapsed:>9.0f}{actions / elapsed:>11.0f}"
+                f"{actions / hands:>14.1f}  {dict(endings)}"
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -274,14 +302,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     count, repeats, hands = (3_000, 2, 100) if args.quick else (30_000, 5, 1_000)
     print(f"Mahjong benchmark (python {sys.version.split()[0]}, seed {args.seed})\n")
     identical, faster = bench_is_complete(rng, count, repeats)
+    wilds_agree = bench_wilds(rng, count // 10)
     bench_random_play(rng, hands)
     print()
     print("answers: identical" if identical else "answers: DIFFER (a bug, see above)")
+    if not wilds_agree:
+        print("answers with jokers: DIFFER from the reference (a bug, see above)")
     if args.quick:
         print("speed: a short run is mostly a cold memo; run without --quick for the verdict")
     else:
         print(f"speed goal (at or below the library): {'met' if faster else 'NOT met'}")
-    return 0 if identical else 1
+    return 0 if identical and wilds_agree else 1
 
 
 if __name__ == "__main__":

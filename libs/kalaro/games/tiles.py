@@ -17,6 +17,7 @@ a hand's state equals that of the set (see :func:`count_tiles`).
 ``sets`` sets and one pair?" — a set being a pong (three alike) or a chow (three in a row
 of one suit; never honours). It works on per-group count vectors with memoised answers
 per suit, so after warm-up a check is a handful of dictionary look-ups.
+:func:`is_sets` asks the same without the pair.
 """
 
 from __future__ import annotations
@@ -379,6 +380,47 @@ def is_complete(tiles: Iterable[str], sets: int = 5, wild: int = 0) -> bool:
     if sum(need[0] for need in needs) != count:
         return _is_complete_unpacked(tiles, wild)
     return _enough_wilds(needs, wild)
+
+
+def is_sets(tiles: Iterable[str], sets: int, wild: int = 0) -> bool:
+    """Whether ``tiles`` plus ``wild`` wild tiles make exactly ``sets`` sets and no pair.
+
+    The pair-less sibling of :func:`is_complete`, for checks that place the pair
+    elsewhere (a Joker Eye wait: every set done and a lone joker waiting for its pair).
+
+    >>> is_sets(parse_tiles("123m 456m 789p"), sets=3)
+    True
+    """
+    if sets < 0 or wild < 0:
+        raise ValueError("sets and wild must not be negative")
+    if not isinstance(tiles, _SEQUENCES):
+        tiles = list(tiles)
+    count = len(tiles)
+    if count + wild != 3 * sets:
+        return False
+    try:
+        packed = sum(map(_WEIGHT.__getitem__, tiles))
+    except (KeyError, TypeError):
+        bad = next((t for t in tiles if t not in _WEIGHT), tiles)
+        raise ValueError(
+            f"not a playable tile: {bad!r} (flowers are set aside, never part of a hand)"
+        ) from None
+    groups = [
+        (packed & _SUIT_MASK, False),
+        (packed >> _SUIT_BITS & _SUIT_MASK, False),
+        (packed >> 2 * _SUIT_BITS & _SUIT_MASK, False),
+        (packed >> _HONOUR_SHIFT, True),
+    ]
+    needs = [_wild_entry(key, honours) for key, honours in groups if key]
+    if sum(need[0] for need in needs) != count:
+        # More than seven of a kind overflowed a slice: count plainly instead.
+        held = Counter(tiles)
+        needs = [
+            _wild_needs([held[f"{rank}{suit}"] for rank in range(1, 10)], False) for suit in SUITS
+        ]
+        needs.append(_wild_needs([held[h] for h in HONOURS], True))
+    # Wilds beyond the fewest needed come in threes (the count is 3 × sets): extra pongs.
+    return sum(need[1] for need in needs) <= wild
 
 
 def waits(tiles: Iterable[str], sets: int = 5, wild: int = 0) -> list[str]:

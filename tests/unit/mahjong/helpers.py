@@ -3,6 +3,8 @@
 ``rig`` builds a legal state from chosen hands and wall ends, so scenario tests read
 like the table; every tile not placed by the test goes to the middle of the wall (or,
 when the wall is cut short, to the discard rows), so all 144 are always accounted for.
+With ``indicator`` the state has that joker indicator set aside (the other three tiles
+of its kind are the jokers).
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from kalaro.games.mahjong.state import Phase
 from kalaro.games.tiles import FLOWERS, MAHJONG_144, is_suited, parse_tiles, sort_key
 
 KALARO = mj.options_for("kalaro")
+JOKER = mj.options_for("joker")
+PINOY = mj.options_for("pinoy")
+RULESET_OPTIONS = {"kalaro": KALARO, "joker": JOKER, "pinoy": PINOY}
 FULL_SET = Counter(MAHJONG_144)
 
 
@@ -51,12 +56,16 @@ def rig(
     phase: Phase = "draw",
     drawn: str | None = None,
     options: Options = KALARO,
+    indicator: str | None = None,
+    discarded: bool | None = None,
+    passed_win: tuple[bool, ...] = (False,) * 4,
 ) -> State:
     """A state with these concealed hands; ``front`` is drawn first, ``back`` replaces first.
 
     Flowers not placed by the test are set aside in seat 0's flower row. Without
     ``wall_size`` every other tile sits in the middle of the wall; with it, the wall
-    keeps that many tiles and the rest are spread over the discard rows.
+    keeps that many tiles and the rest are spread over the discard rows. ``discarded``
+    (has anyone discarded yet: Bisaklat is over) defaults to "the rows hold discards".
     """
     pool = Counter(MAHJONG_144)
     melds = melds or {}
@@ -78,6 +87,8 @@ def rig(
         extra = 1 if (turn if turn is not None else dealer) == seat and phase == "discard" else 0
         assert len(hand) == size + extra, f"rig: seat {seat} holds {len(hand)} tiles"
     head, tail = take(tiles(front)), take(tiles(back))
+    if indicator is not None:
+        take([indicator])
     spare_flowers = [f for f in FLOWERS if pool[f]]
     take(spare_flowers)
     middle: list[str] = []
@@ -109,6 +120,9 @@ def rig(
         turn=dealer if turn is None else turn,
         phase=phase,
         drawn=drawn,
+        indicator=indicator,
+        discarded=any(discards) if discarded is None else discarded,
+        passed_win=passed_win,
     )
 
 
@@ -133,8 +147,10 @@ def encode(value: object) -> bytes:
 # -- bots ---------------------------------------------------------------------------
 
 
-def _keep_score(hand: Sequence[str], tile: str, rng: random.Random) -> float:
-    """How much a tile is worth keeping: copies held, and neighbours in its suit."""
+def _keep_score(hand: Sequence[str], tile: str, rng: random.Random, joker: str | None) -> float:
+    """How much a tile is worth keeping: a joker most, then copies held and neighbours."""
+    if tile == joker:
+        return 100.0
     held = Counter(hand)
     score = 3.0 * (held[tile] - 1)
     if is_suited(tile):
@@ -162,8 +178,16 @@ def choose(state: State, seat: int, rng: random.Random, greedy: bool) -> AnyActi
     discards = [a for a in actions if isinstance(a, Discard)]
     if discards:
         hand = state.players[seat].hand
-        return min(discards, key=lambda d: _keep_score(hand, d.tile, rng))
+        return min(discards, key=lambda d: _keep_score(hand, d.tile, rng, state.joker))
     return next(a for a in actions if not isinstance(a, Claim | DeclareKang))
+
+
+def timed_out(state: State, rng: random.Random) -> bool:
+    """Whether a bot's move is a time-out this time: 10% of answers to a call window, and
+    (with turn timers) 5% of turns."""
+    if state.phase == "calls":
+        return rng.random() < 0.1
+    return state.options.turn_seconds is not None and rng.random() < 0.05
 
 
 def random_hand(
@@ -174,8 +198,8 @@ def random_hand(
     moves: list[tuple[int, AnyAction]] = []
     while not mj.is_over(state):
         seat = rng.choice(mj.to_act(state))
-        if state.phase == "calls" and rng.random() < 0.1:
-            action: AnyAction = TimeOut()  # the call window ran out for this seat
+        if timed_out(state, rng):
+            action: AnyAction = TimeOut()  # the seat's timer ran out
         else:
             action = choose(state, seat, rng, greedy)
         state, _ = mj.apply(state, seat, action)

@@ -599,13 +599,9 @@ def test_options_for_kalaro_and_house_rules() -> None:
     ("ruleset", "overrides", "message"),
     [
         ("tongits", {}, "unknown Mahjong ruleset"),
-        ("joker", {}, "not yet supported"),
-        ("pinoy", {}, "not yet supported"),
-        ("kalaro", {"jokers": True}, "not yet supported"),
-        ("kalaro", {"robbing_the_kang": True}, "not yet supported"),
-        ("kalaro", {"special_hands": True}, "not yet supported"),
-        ("kalaro", {"turn_seconds": 20}, "not yet supported"),
-        ("kalaro", {"seven_pairs": True}, "not yet supported"),
+        ("kalaro", {"special_hands": True}, "needs a points table"),
+        ("pinoy", {"points": None}, "needs a points table"),
+        ("kalaro", {"turn_seconds": 0}, ">= 1"),
         ("kalaro", {"colour": "red"}, "unknown Mahjong option"),
         ("kalaro", {"call_seconds": "10"}, "bad Mahjong option value"),
         ("kalaro", {"call_seconds": 0}, ">= 1"),
@@ -618,11 +614,11 @@ def test_options_refused(ruleset: str, overrides: dict[str, object], message: st
         mj.options_for(ruleset, **overrides)
 
 
-def test_a_hand_refuses_options_it_cannot_play_yet() -> None:
-    with pytest.raises(ValueError, match="not yet supported"):
-        mj.new_hand(mj.Options(robbing_the_kang=True), b"seed")
-    with pytest.raises(ValueError, match="not yet supported"):
-        mj.new_hand(mj.Options(ruleset="joker"), b"seed")
+def test_a_hand_refuses_options_it_cannot_play() -> None:
+    with pytest.raises(ValueError, match="needs a points table"):
+        mj.new_hand(mj.Options(special_hands=True), b"seed")
+    with pytest.raises(ValueError, match="unknown Mahjong ruleset"):
+        mj.new_hand(mj.Options(ruleset="hongkong"), b"seed")
 
 
 def test_turning_a_future_toggle_off_explicitly_is_fine() -> None:

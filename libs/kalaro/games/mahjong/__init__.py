@@ -1,4 +1,4 @@
-"""Filipino 16-tile Mahjong as a pure rules library (ruleset ``kalaro``).
+"""Filipino 16-tile Mahjong as a pure rules library (rulesets ``kalaro``, ``joker``, ``pinoy``).
 
 The contract every engine shares: ``new_hand(options, seed, dealer)``,
 ``legal_actions(state, seat)``, ``apply(state, seat, action) -> (state, events)``,
@@ -6,8 +6,9 @@ The contract every engine shares: ``new_hand(options, seed, dealer)``,
 for the worker. No I/O, no clock, no global random: a hand replays from
 (options, seed, dealer, actions). The rules for players are in ``docs/rules/mahjong.md``.
 
-Modules: ``options`` (rulesets and house rules), ``state`` (one hand), ``actions`` and
-``events`` (the message unions), ``engine`` (the table flow), ``scoring`` (payments and
+Modules: ``options`` (rulesets, house rules, the points table), ``state`` (one hand),
+``actions`` and ``events`` (the message unions), ``engine`` (the table flow), ``hands``
+(winning patterns with jokers, win categories, special hands), ``scoring`` (payments and
 dealer rotation), ``views`` (what each seat may see).
 """
 
@@ -30,7 +31,6 @@ from kalaro.games.mahjong.actions import (
 )
 from kalaro.games.mahjong.engine import (
     HAND_SIZE,
-    WINNING_SETS,
     apply,
     is_over,
     legal_actions,
@@ -56,20 +56,36 @@ from kalaro.games.mahjong.events import (
     WallExhausted,
     event_for,
 )
-from kalaro.games.mahjong.options import RULESETS, Options, max_loss_units, options_for
+from kalaro.games.mahjong.hands import WINNING_SETS, Pattern
+from kalaro.games.mahjong.options import (
+    CATEGORIES,
+    DEFAULT_POINTS,
+    POINT_NAMES,
+    RULESETS,
+    SPECIAL_HANDS,
+    Options,
+    Points,
+    max_loss_units,
+    options_for,
+)
 from kalaro.games.mahjong.scoring import Charge, Item, Result, RevealedHand, next_dealer, result
 from kalaro.games.mahjong.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
-from kalaro.games.mahjong.views import CallView, PlayerView, View, view
+from kalaro.games.mahjong.views import WIN_BLOCKED_REASONS, CallView, PlayerView, View, view
 
 __all__ = [
     "ACTION_JSON_DECODER",
     "ACTION_MSGPACK_DECODER",
+    "CATEGORIES",
     "CLAIM_PRIORITY",
+    "DEFAULT_POINTS",
     "EVENT_JSON_DECODER",
     "HAND_SIZE",
+    "POINT_NAMES",
     "RULESETS",
     "SEATS",
+    "SPECIAL_HANDS",
     "WINNING_SETS",
+    "WIN_BLOCKED_REASONS",
     "Action",
     "AnyAction",
     "AnyEvent",
@@ -96,8 +112,10 @@ __all__ = [
     "Options",
     "Outcome",
     "Pass",
+    "Pattern",
     "Player",
     "PlayerView",
+    "Points",
     "Result",
     "RevealedHand",
     "State",

@@ -2,7 +2,9 @@
 
 Pure functions over :class:`State`: ``apply`` returns a new state and the events of the
 move, or raises ``IllegalAction`` and leaves nothing changed. Chance is the seed given to
-``new_hand``; the call window closes on ``TimeOut`` actions sent by the worker.
+``new_hand``; the call window (and, with ``turn_seconds``, the turn) ends on ``TimeOut``
+actions sent by the worker. What makes a winning hand, and what a win is called, is in
+:mod:`~kalaro.games.mahjong.hands`.
 
 The turn: the player to move taps Draw (front of the wall); flowers are set aside and
 replaced from the back, repeatedly. Holding a kang, they may declare it and draw a
@@ -15,6 +17,16 @@ nothing to claim are not waited on. The window resolves as soon as no seat still
 thinking could beat the best claim already made — priority Mahjong > Kang > Pong > Chow,
 and between two Mahjongs the seat nearer after the discarder — or when every seat has
 answered. A pong or chow claimer then discards; a kang claimer first draws a replacement.
+
+The ``joker`` and ``pinoy`` options (``RULES.md``): after the deal the last non-flower
+tile at the back of the wall is revealed and set aside; the other three of its kind are
+jokers. Jokers are never claimed nor used to claim. A seat holding all three jokers
+before the dealer's first discard wins at once (Bisaklat): checked for every seat when
+the dealer's first draw is due, and for the dealer after each draw of that first turn.
+A seat that passes a winning tile (or claims something else) cannot win on another's
+tile until its next draw. An added kang may be robbed: a window where only Mahjong can
+be claimed. A turn timer's ``TimeOut`` plays the whole turn: draw if not drawn, then
+discard the drawn tile (after a claim: the rightmost tile as shown).
 """
 
 from __future__ import annotations
@@ -51,7 +63,18 @@ from kalaro.games.mahjong.events import (
     TileDrawn,
     WallExhausted,
 )
-from kalaro.games.mahjong.options import Options, check_supported
+from kalaro.games.mahjong.hands import (
+    WINNING_SETS,
+    Pattern,
+    Source,
+    category,
+    claim_pattern,
+    is_joker_eye,
+    jokers_first,
+    special_hands,
+    winning_pattern,
+)
+from kalaro.games.mahjong.options import Options, check_options
 from kalaro.games.mahjong.state import (
     SEATS,
     CallWindow,
@@ -65,7 +88,8 @@ from kalaro.games.tiles import MAHJONG_144, chow_partners, is_complete, is_flowe
 
 #: Tiles in a hand before the turn's draw; a winning hand is 5 sets + 1 pair.
 HAND_SIZE = 16
-WINNING_SETS = 5
+#: A seat holding this many jokers before the dealer's first discard wins (Bisaklat).
+_TRIPLE = 3
 #: The deal goes round four times, four tiles each time, starting with the dealer.
 _DEAL_ROUNDS = 4
 _DEAL_BATCH = 4
@@ -102,13 +126,31 @@ def _set_player(players: tuple[Player, ...], seat: int, player: Player) -> tuple
     return _replaced(players, seat, player)
 
 
-def _is_winning(hand: tuple[str, ...], melds: tuple[Meld, ...], options: Options) -> bool:
-    """Whether concealed ``hand`` plus exposed ``melds`` is a winning hand.
+def _self_draw_pattern(state: State, seat: int) -> Pattern | None:
+    """The pattern ``seat``'s hand makes now (after its own draw), or None."""
+    player = state.players[seat]
+    options = state.options
+    if state.joker is None and not (options.seven_pairs or options.eskalera):
+        # ``kalaro``'s hot path: 5 sets + 1 pair and nothing else.
+        return "Regular" if is_complete(player.hand, WINNING_SETS - len(player.melds)) else None
+    return winning_pattern(player.hand, player.melds, state.joker, options)
 
-    The one place winning patterns are decided: ``kalaro`` knows only 5 sets + 1 pair;
-    jokers (as ``wild``), seven pairs and eskalera belong here when their options land.
-    """
-    return is_complete(hand, sets=WINNING_SETS - len(melds))
+
+def _may_win_on(state: State, seat: int, tile: str) -> Pattern | None:
+    """The pattern ``seat`` completes with another player's ``tile``, if it may win on it."""
+    if state.options.passed_win_blocks and state.passed_win[seat]:
+        return None
+    player = state.players[seat]
+    options = state.options
+    if state.joker is None and not (options.seven_pairs or options.eskalera):
+        complete = is_complete(_with(player.hand, tile), WINNING_SETS - len(player.melds))
+        return "Regular" if complete else None
+    return claim_pattern(player.hand, tile, player.melds, state.joker, options)
+
+
+def _jokers_held(state: State, seat: int) -> int:
+    joker = state.joker
+    return 0 if joker is None else state.players[seat].hand.count(joker)
 
 
 class _Drawn(msgspec.Struct, frozen=True):
@@ -145,10 +187,11 @@ def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
     """Shuffle the 144 tiles with ``seed``, deal 16 to each seat, replace flowers.
 
     The first dealer is drawn from the seed when ``dealer`` is None; afterwards the
-    worker passes ``result(previous).next_dealer``. The dealer draws first.
-    ``ValueError`` for options this engine cannot play yet.
+    worker passes ``result(previous).next_dealer``. The dealer draws first. With
+    jokers, the last non-flower tile of the wall is then revealed and set aside (the
+    joker indicator). ``ValueError`` for options that cannot be played.
     """
-    check_supported(options)
+    check_options(options)
     if dealer is None:
         dealer = pick(seed, "dealer", SEATS)
     if not 0 <= dealer < SEATS:
@@ -172,12 +215,23 @@ def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
                 flowers[seat].append(flower)
                 hands[seat].append(wall[-1])
                 wall = wall[:-1]
+    indicator = None
+    if options.jokers:
+        # Flowers are skipped (they stay in the wall, to be drawn and replaced as usual).
+        back = max(i for i, tile in enumerate(wall) if not is_flower(tile))
+        indicator, wall = wall[back], wall[:back] + wall[back + 1 :]
     players = tuple(
         Player(hand=tuple(sorted(hands[s], key=sort_key)), flowers=tuple(flowers[s]))
         for s in range(SEATS)
     )
     return State(
-        options=options, dealer=dealer, players=players, wall=wall, turn=dealer, phase="draw"
+        options=options,
+        dealer=dealer,
+        players=players,
+        wall=wall,
+        turn=dealer,
+        phase="draw",
+        indicator=indicator,
     )
 
 
@@ -186,14 +240,15 @@ def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
 
 def _claim_offers(state: State, discarder: int, tile: str) -> tuple[tuple[Claim, ...], ...]:
     """What each seat may claim on ``discarder``'s ``tile`` (nothing for the discarder)."""
+    joker = state.joker
     offers: list[tuple[Claim, ...]] = []
     for seat, player in enumerate(state.players):
-        if seat == discarder:
+        if seat == discarder or tile == joker:  # a discarded joker is dead
             offers.append(())
             continue
         mine: list[Claim] = []
         hand = player.hand
-        if _is_winning(_with(hand, tile), player.melds, state.options):
+        if _may_win_on(state, seat, tile):
             mine.append(Claim("mahjong"))
         held = hand.count(tile)
         if held >= 3 and state.wall:  # a kang needs a replacement tile
@@ -204,10 +259,18 @@ def _claim_offers(state: State, discarder: int, tile: str) -> tuple[tuple[Claim,
             mine.extend(
                 Claim("chow", (low, high))
                 for low, high in chow_partners(tile)
-                if low in hand and high in hand
+                if low in hand and high in hand and joker not in (low, high)
             )
         offers.append(tuple(mine))
     return tuple(offers)
+
+
+def _rob_offers(state: State, declarer: int, tile: str) -> tuple[tuple[Claim, ...], ...]:
+    """Who may rob ``declarer``'s added kang of ``tile``: Mahjong only."""
+    return tuple(
+        (Claim("mahjong"),) if seat != declarer and _may_win_on(state, seat, tile) else ()
+        for seat in range(SEATS)
+    )
 
 
 def _kang_tiles(state: State, seat: int) -> list[str]:
@@ -240,7 +303,7 @@ def legal_actions(state: State, seat: int) -> list[AnyAction]:
         return [Draw()]
     player = state.players[seat]
     actions: list[AnyAction] = []
-    if state.drawn is not None and _is_winning(player.hand, player.melds, state.options):
+    if state.drawn is not None and _self_draw_pattern(state, seat):
         actions.append(DeclareWin())
     actions.extend(DeclareKang(t) for t in _kang_tiles(state, seat))
     actions.extend(Discard(t) for t in dict.fromkeys(player.hand))
@@ -258,16 +321,22 @@ def to_act(state: State) -> list[int]:
 
 
 def pending_timer(state: State) -> Timer | None:
-    """The deadline the worker must run now, if any (``kalaro``: only the call window)."""
-    if state.phase != "calls":
+    """The deadline the worker must run now, if any: the call window, or the turn.
+
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn.
+    """
+    if state.phase == "calls":
+        assert state.call is not None
+        return Timer(
+            kind="call",
+            seats=tuple(_pending(state.call)),
+            seconds=state.options.call_seconds,
+            opened_at=state.call.opened_at,
+        )
+    seconds = state.options.turn_seconds
+    if state.phase == "over" or seconds is None:
         return None
-    assert state.call is not None
-    return Timer(
-        kind="call",
-        seats=tuple(_pending(state.call)),
-        seconds=state.options.call_seconds,
-        opened_at=state.call.opened_at,
-    )
+    return Timer(kind="turn", seats=(state.turn,), seconds=seconds, opened_at=state.turn_started)
 
 
 def is_over(state: State) -> bool:
@@ -330,15 +399,30 @@ def _check_drawn(state: State, seat: int) -> None:
         raise IllegalAction("must_draw_first", "draw a tile first")
 
 
+def _first_turn(state: State) -> bool:
+    """The dealer's first turn, before anyone has discarded: Bisaklat may happen."""
+    return state.turn == state.dealer and not state.discarded
+
+
 def _draw(state: State, seat: int, events: list[AnyEvent]) -> State:
     _check_turn(state, seat)
     if state.phase != "draw":
         raise IllegalAction("already_drawn", "you have drawn already; discard a tile")
+    if state.joker is not None and _first_turn(state):
+        # Bisaklat before the first draw: every seat, the dealer first.
+        for holder in ((state.dealer + i) % SEATS for i in range(SEATS)):
+            if _jokers_held(state, holder) >= _TRIPLE:
+                return _win(state, holder, tile=None, discarder=None, pattern=None, events=events)
     return _take_tile(state, seat, replacement=False, events=events)
 
 
 def _take_tile(state: State, seat: int, replacement: bool, events: list[AnyEvent]) -> State:
-    """``seat`` draws (front or back) with its flower chain; tabla if the wall runs out."""
+    """``seat`` draws (front or back) with its flower chain; tabla if the wall runs out.
+
+    A draw lifts the seat's passed-win block. In the dealer's first turn, a dealer now
+    holding all three jokers wins at once (Bisaklat; named by the hand's pattern if it
+    is complete).
+    """
     draw = _draw_from_wall(state.wall, seat, replacement, events)
     player = state.players[seat]
     player = msgspec.structs.replace(
@@ -354,9 +438,15 @@ def _take_tile(state: State, seat: int, replacement: bool, events: list[AnyEvent
         phase="discard",
         drawn=draw.tile,
         call=None,
+        passed_win=_replaced(state.passed_win, seat, False),
     )
     if draw.tile is None:
         return _wall_out(state, events)
+    if _first_turn(state) and _jokers_held(state, seat) >= _TRIPLE:
+        pattern = _self_draw_pattern(state, seat)
+        return _win(
+            state, seat, tile=draw.tile if pattern else None, pattern=pattern, events=events
+        )
     return state
 
 
@@ -376,14 +466,26 @@ def _discard(state: State, seat: int, tile: str, events: list[AnyEvent]) -> Stat
         player, hand=_without(player.hand, tile), discards=(*player.discards, tile)
     )
     state = msgspec.structs.replace(
-        state, players=_set_player(state.players, seat, player), drawn=None
+        state, players=_set_player(state.players, seat, player), drawn=None, discarded=True
     )
     events.append(TileDiscarded(seat=seat, tile=tile))
     offers = _claim_offers(state, seat, tile)
     if not any(offers):
         return _next_turn(state, seat, events)
+    return _open_window(state, seat, tile, offers, robbing=False, events=events)
+
+
+def _open_window(
+    state: State,
+    seat: int,
+    tile: str,
+    offers: tuple[tuple[Claim, ...], ...],
+    robbing: bool,
+    events: list[AnyEvent],
+) -> State:
+    """Ask the seats with ``offers`` about ``seat``'s ``tile`` (a discard, or a kang's)."""
     seconds = state.options.call_seconds
-    events.append(CallWindowOpened(discarder=seat, tile=tile, seconds=seconds))
+    events.append(CallWindowOpened(discarder=seat, tile=tile, seconds=seconds, robbing=robbing))
     events.extend(
         ClaimsOffered(seat=s, tile=tile, claims=offers[s], seconds=seconds)
         for s in range(SEATS)
@@ -396,6 +498,7 @@ def _discard(state: State, seat: int, tile: str, events: list[AnyEvent]) -> Stat
         answered=(False,) * SEATS,
         claims=(None,) * SEATS,
         opened_at=state.step + 1,
+        robbing=robbing,
     )
     return msgspec.structs.replace(state, phase="calls", call=call)
 
@@ -405,7 +508,9 @@ def _next_turn(state: State, discarder: int, events: list[AnyEvent]) -> State:
     state = msgspec.structs.replace(state, call=None, drawn=None)
     if not state.wall:
         return _wall_out(state, events)
-    return msgspec.structs.replace(state, turn=(discarder + 1) % SEATS, phase="draw")
+    return msgspec.structs.replace(
+        state, turn=(discarder + 1) % SEATS, phase="draw", turn_started=state.step + 1
+    )
 
 
 def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
@@ -419,38 +524,100 @@ def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
         raise IllegalAction("cannot_kang", "no tile is left for the replacement")
     if player.hand.count(tile) == 4:
         meld = Meld(kind="kang", tiles=(tile,) * 4, concealed=True)
-        melds = (*player.melds, meld)
-        added = False
-    else:
-        index = next(
-            (i for i, m in enumerate(player.melds) if m.kind == "pong" and m.tiles[0] == tile),
-            None,
+        player = msgspec.structs.replace(
+            player, hand=_without(player.hand, *(tile,) * 4), melds=(*player.melds, meld)
         )
-        if index is None:
-            raise IllegalAction("cannot_kang", f"you hold neither four {tile} nor a pong of it")
-        pong = player.melds[index]
-        meld = msgspec.structs.replace(pong, kind="kang", tiles=(tile,) * 4)
-        melds = _replaced(player.melds, index, meld)
-        added = True
-    kept = 3 if added else 0  # an added kang takes one tile from hand, a concealed one four
+        state = msgspec.structs.replace(state, players=_set_player(state.players, seat, player))
+        secret = state.options.secret_kangs
+        events.append(KangDeclared(seat=seat, meld=meld, added=False, secret=secret))
+        return _take_tile(state, seat, replacement=True, events=events)
+    if not any(m.kind == "pong" and m.tiles[0] == tile for m in player.melds):
+        raise IllegalAction("cannot_kang", f"you hold neither four {tile} nor a pong of it")
+    if state.options.robbing_the_kang:
+        offers = _rob_offers(state, seat, tile)
+        if any(offers):
+            return _open_window(state, seat, tile, offers, robbing=True, events=events)
+    return _add_kang(state, seat, tile, events)
+
+
+def _add_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
+    """``seat`` puts ``tile`` on its pong of it (nobody robbed it) and draws a replacement."""
+    player = state.players[seat]
+    index = next(i for i, m in enumerate(player.melds) if m.kind == "pong" and m.tiles[0] == tile)
+    meld = msgspec.structs.replace(player.melds[index], kind="kang", tiles=(tile,) * 4)
     player = msgspec.structs.replace(
-        player, hand=_without(player.hand, *(tile,) * (4 - kept)), melds=melds
+        player, hand=_without(player.hand, tile), melds=_replaced(player.melds, index, meld)
     )
-    state = msgspec.structs.replace(state, players=_set_player(state.players, seat, player))
-    events.append(KangDeclared(seat=seat, meld=meld, added=added))
+    state = msgspec.structs.replace(
+        state, players=_set_player(state.players, seat, player), call=None, phase="discard"
+    )
+    events.append(KangDeclared(seat=seat, meld=meld, added=True))
     return _take_tile(state, seat, replacement=True, events=events)
 
 
 def _declare_win(state: State, seat: int, events: list[AnyEvent]) -> State:
     _check_drawn(state, seat)
-    player = state.players[seat]
     if state.drawn is None:
         raise IllegalAction("cannot_win", "a claimed discard wins only by claiming Mahjong on it")
-    if not _is_winning(player.hand, player.melds, state.options):
+    pattern = _self_draw_pattern(state, seat)
+    if pattern is None:
         raise IllegalAction("hand_not_complete", "your hand is not complete")
-    events.append(HandWon(seat=seat, tile=state.drawn, self_draw=True))
-    outcome = Outcome(ending="self_draw", winner=seat, tile=state.drawn)
-    return msgspec.structs.replace(state, phase="over", outcome=outcome)
+    return _win(state, seat, tile=state.drawn, pattern=pattern, events=events)
+
+
+def _win(
+    state: State,
+    seat: int,
+    *,
+    tile: str | None,
+    pattern: Pattern | None,
+    events: list[AnyEvent],
+    discarder: int | None = None,
+    robbed: bool = False,
+) -> State:
+    """``seat`` wins: name the category (under a points table) and end the hand.
+
+    ``tile`` is in ``seat``'s hand already (None: a Bisaklat triple-joker win, no tile
+    and ``pattern`` None). ``discarder`` is None unless the tile was another player's.
+    """
+    player = state.players[seat]
+    source: Source = "discard"
+    if discarder is None:
+        source = "bisaklat" if _first_turn(state) and seat == state.dealer else "draw"
+    if pattern is None:
+        source = "bisaklat"
+    before_fifth = sum(len(p.discards) for p in state.players) < 5
+    joker_eye = (
+        source == "draw"
+        and tile is not None
+        and pattern is not None
+        and is_joker_eye(_without(player.hand, tile), player.melds, state.joker, pattern)
+    )
+    # ``kalaro`` payments do not depend on the category, and its results stay as they were.
+    name = category(source, pattern, before_fifth, joker_eye) if state.options.points else None
+    specials: tuple[str, ...] = ()
+    if state.options.special_hands and pattern is not None:
+        specials = special_hands(player.hand, player.melds, state.joker)
+    events.append(
+        HandWon(
+            seat=seat,
+            tile=tile,
+            self_draw=discarder is None,
+            discarder=discarder,
+            category=name,
+            robbed_kang=robbed,
+        )
+    )
+    outcome = Outcome(
+        ending="self_draw" if discarder is None else "discard",
+        winner=seat,
+        discarder=discarder,
+        tile=tile,
+        category=name,
+        specials=specials,
+        robbed_kang=robbed,
+    )
+    return msgspec.structs.replace(state, phase="over", call=None, outcome=outcome)
 
 
 # -- the call window ----------------------------------------------------------------
@@ -481,7 +648,14 @@ def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]
         claims=_replaced(call.claims, seat, claim),
     )
     events.append(CallAnswered(seat=seat, claim=claim))
-    return _resolve(msgspec.structs.replace(state, call=call), events)
+    passed = state.passed_win
+    if (
+        state.options.passed_win_blocks
+        and Claim("mahjong") in call.offers[seat]
+        and (claim is None or claim.kind != "mahjong")
+    ):
+        passed = _replaced(passed, seat, True)  # passed a winning tile
+    return _resolve(msgspec.structs.replace(state, call=call, passed_win=passed), events)
 
 
 def _safe_key(tile: str) -> int:
@@ -493,13 +667,28 @@ def _safe_key(tile: str) -> int:
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """A call window's time-out passes; a turn's plays the turn: draw, then discard."""
     if state.phase == "calls":
         assert state.call is not None
         if seat not in _pending(state.call):
             raise IllegalAction("not_your_turn", "no answer is due from you")
         return _answer(state, seat, None, events)
-    # Turn timers (auto-draw, auto-discard) belong to the ``pinoy`` options.
-    raise IllegalAction("no_timer", "no timer is running for this seat")
+    if state.options.turn_seconds is None:
+        raise IllegalAction("no_timer", "no timer is running for this seat")
+    if seat != state.turn:
+        raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
+    if state.phase == "draw":
+        state = _draw(state, seat, events)
+        if state.phase == "over":
+            return state
+    return _discard(state, seat, _auto_discard(state), events)
+
+
+def _auto_discard(state: State) -> str:
+    """The tile a timed-out turn discards: the drawn tile, else the rightmost as shown."""
+    if state.drawn is not None:
+        return state.drawn
+    return jokers_first(state.players[state.turn].hand, state.joker)[-1]
 
 
 def _claim_rank(call: CallWindow, seat: int, claim: Claim) -> tuple[int, int]:
@@ -519,30 +708,40 @@ def _resolve(state: State, events: list[AnyEvent]) -> State:
             return state
     if best is None:
         events.append(CallsPassed(discarder=call.discarder, tile=call.tile))
+        if call.robbing:
+            return _add_kang(state, call.discarder, call.tile, events)
         return _next_turn(state, call.discarder, events)
     return _take_discard(state, *best, events)
 
 
 def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent]) -> State:
-    """``seat`` takes the discard for ``claim``: mahjong ends the hand, else a meld."""
+    """``seat`` takes the tile for ``claim``: mahjong ends the hand, else a meld.
+
+    The tile leaves its discarder's row, or (robbing the kang) the declarer's hand.
+    """
     call = state.call
     assert call is not None
     tile, discarder = call.tile, call.discarder
     players = state.players
     giver = players[discarder]
-    players = _set_player(
-        players, discarder, msgspec.structs.replace(giver, discards=giver.discards[:-1])
-    )
+    if call.robbing:
+        giver = msgspec.structs.replace(giver, hand=_without(giver.hand, tile))
+    else:
+        giver = msgspec.structs.replace(giver, discards=giver.discards[:-1])
+    players = _set_player(players, discarder, giver)
     taker = players[seat]
     if claim.kind == "mahjong":
         taker = msgspec.structs.replace(taker, hand=_with(taker.hand, tile))
-        events.append(HandWon(seat=seat, tile=tile, self_draw=False, discarder=discarder))
-        return msgspec.structs.replace(
+        state = msgspec.structs.replace(state, players=_set_player(players, seat, taker))
+        pattern = _pattern_with(state, seat)
+        return _win(
             state,
-            players=_set_player(players, seat, taker),
-            phase="over",
-            call=None,
-            outcome=Outcome(ending="discard", winner=seat, discarder=discarder, tile=tile),
+            seat,
+            tile=tile,
+            pattern=pattern,
+            discarder=discarder,
+            robbed=call.robbing,
+            events=events,
         )
     meld = Meld(
         kind=claim.kind,
@@ -561,14 +760,29 @@ def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent])
         phase="discard",
         drawn=None,
         call=None,
+        turn_started=state.step + 1,
     )
     if claim.kind == "kang":
         return _take_tile(state, seat, replacement=True, events=events)
     return state
 
 
+def _pattern_with(state: State, seat: int) -> Pattern:
+    """The pattern ``seat`` won with on another player's tile (now in its hand)."""
+    player = state.players[seat]
+    assert state.call is not None
+    before = _without(player.hand, state.call.tile)
+    if state.joker is None and not (state.options.seven_pairs or state.options.eskalera):
+        return "Regular"
+    pattern = claim_pattern(before, state.call.tile, player.melds, state.joker, state.options)
+    assert pattern is not None, "a Mahjong claim is offered only on a winning tile"
+    return pattern
+
+
 def tiles_in_play(state: State) -> Iterable[str]:
     """Every tile the state holds, wherever it is (for "all 144 accounted for" checks)."""
+    if state.indicator is not None:
+        yield state.indicator
     yield from state.wall
     for player in state.players:
         yield from player.hand

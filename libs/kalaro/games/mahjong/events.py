@@ -2,8 +2,10 @@
 
 ``apply`` returns the full events; before one leaves the server it goes through
 ``event_for(event, seat)``, which hides concealed tiles from everyone but their owner
-(a drawn tile is shown to its drawer only) and drops private events (claim offers and
-answers) for everyone else. Flowers are public the moment they are set aside.
+(a drawn tile is shown to its drawer only; a secret concealed kang is face down to the
+others) and drops private events (claim offers and answers) for everyone else. Flowers
+are public the moment they are set aside; the joker indicator is public from the deal
+(it is in every view).
 """
 
 from __future__ import annotations
@@ -44,12 +46,14 @@ class TileDiscarded(Event, frozen=True, tag="tile_discarded"):
 class CallWindowOpened(Event, frozen=True, tag="call_window_opened"):
     """Someone may claim the discard; answers are due within ``seconds``.
 
-    Public, but says nothing about who may claim or what.
+    Public, but says nothing about who may claim or what. ``robbing``: ``discarder`` is
+    adding ``tile`` to their pong (an added kang) and someone may win on it.
     """
 
     discarder: int
     tile: str
     seconds: int
+    robbing: bool = False
 
 
 class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
@@ -84,20 +88,30 @@ class TileClaimed(Event, frozen=True, tag="tile_claimed"):
 
 
 class KangDeclared(Event, frozen=True, tag="kang_declared"):
-    """``seat`` declared a kang on its turn: concealed (four in hand) or added to a pong."""
+    """``seat`` declared a kang on its turn: concealed (four in hand) or added to a pong.
+
+    ``secret``: a concealed kang kept face down; the others' copy has no meld tiles.
+    """
 
     seat: int
     meld: Meld
     added: bool
+    secret: bool = False
 
 
 class HandWon(Event, frozen=True, tag="hand_won"):
-    """``seat`` won: by self-draw (bunot) or on ``discarder``'s discard."""
+    """``seat`` won: by self-draw (bunot), on ``discarder``'s discard, or robbing its kang.
+
+    ``tile`` is None for a Bisaklat triple-joker win (no tile completes it);
+    ``category`` names the win (``options.CATEGORIES``).
+    """
 
     seat: int
-    tile: str
+    tile: str | None
     self_draw: bool
     discarder: int | None = None
+    category: str | None = None
+    robbed_kang: bool = False
 
 
 class WallExhausted(Event, frozen=True, tag="wall_exhausted"):
@@ -126,6 +140,9 @@ def event_for(event: AnyEvent, seat: int | None) -> AnyEvent | None:
     match event:
         case TileDrawn(seat=drawer) if drawer != seat and event.tile is not None:
             return msgspec.structs.replace(event, tile=None)
+        case KangDeclared(seat=owner, secret=True) if owner != seat:
+            face_down = msgspec.structs.replace(event.meld, tiles=())
+            return msgspec.structs.replace(event, meld=face_down)
         case ClaimsOffered(seat=owner) | CallAnswered(seat=owner) if owner != seat:
             return None
         case _:

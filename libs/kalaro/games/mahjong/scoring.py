@@ -1,11 +1,20 @@
-"""Who pays whom when a hand ends (``kalaro`` payments), and who deals next.
+"""Who pays whom when a hand ends, and who deals next.
 
-Units × the table's bet (the wallet multiplies; the engine never sees money):
+Units × the table's bet (the wallet multiplies; the engine never sees money).
+
+``kalaro`` payments (``Options.points`` None):
 
 - win on a discard: the discarder pays 2, each other loser 1;
 - self-draw (bunot): every loser pays 2;
-- each kang the winner holds (claimed, concealed or added): +1 from every loser;
-- no loser pays more than ``Options.cap_units`` (10).
+- each kang the winner holds (claimed, concealed or added): +1 from every loser.
+
+A points table (``joker``, ``pinoy``): the win's category entry is paid by the
+discarder on a win by Discard (each other loser pays the "Each other player (by
+Discard)" entry), and by every loser on a win by Draw or a Bisaklat; every loser adds
+the kang entry per kang the winner holds and each special hand's entry. Robbing the
+kang is paid as a win on a discard by the kang's declarer.
+
+Either way no loser pays more than ``Options.cap_units`` (10).
 
 Wall out (tabla): nobody pays and the dealer keeps the deal. A dealer win keeps the
 deal too; any other win passes it to the next seat.
@@ -17,17 +26,24 @@ from typing import Literal
 
 import msgspec
 
-from kalaro.games.mahjong.options import Options
-from kalaro.games.mahjong.state import SEATS, Ending, Meld, State
+from kalaro.games.mahjong.hands import jokers_first
+from kalaro.games.mahjong.options import KANG_BONUS, OTHER_PLAYER, Options, Points
+from kalaro.games.mahjong.state import SEATS, Ending, Meld, Outcome, State
 
-ItemName = Literal["discarder", "other_loser", "self_draw", "kang"]
+ItemName = Literal["discarder", "other_loser", "self_draw", "kang", "special"]
 
 
 class Item(msgspec.Struct, frozen=True):
-    """One line of a loser's bill."""
+    """One line of a loser's bill.
+
+    ``self_draw`` is every loser's share of a win not on a discard (Bisaklat too).
+    ``detail`` names the category (on ``discarder`` / ``self_draw`` lines under a points
+    table) or the special hand (``special`` lines); empty under ``kalaro`` payments.
+    """
 
     name: ItemName
     units: int
+    detail: str = ""
 
 
 class Charge(msgspec.Struct, frozen=True):
@@ -43,7 +59,10 @@ class Charge(msgspec.Struct, frozen=True):
 
 
 class RevealedHand(msgspec.Struct, frozen=True):
-    """A seat's tiles as everyone sees them at the end (the winner's includes the winning tile)."""
+    """A seat's tiles as everyone sees them at the end (the winner's includes the winning tile).
+
+    Jokers come first in ``hand``, as the app shows them.
+    """
 
     seat: int
     hand: tuple[str, ...]
@@ -64,6 +83,14 @@ class Result(msgspec.Struct, frozen=True):
     hands: tuple[RevealedHand, ...]
     dealer: int
     next_dealer: int
+    #: The win category, named as the seed names it (``options.CATEGORIES``).
+    category: str | None = None
+    #: Special hands (ambisyon) the winner made, when the option is on.
+    specials: tuple[str, ...] = ()
+    #: The winner robbed ``discarder``'s kang.
+    robbed_kang: bool = False
+    #: The kind that was wild this hand (with jokers).
+    joker: str | None = None
 
 
 def charge(options: Options, winner: int, loser: int, discarder: int | None, kangs: int) -> Charge:
@@ -87,6 +114,32 @@ def charge(options: Options, winner: int, loser: int, discarder: int | None, kan
     )
 
 
+def table_charge(
+    options: Options, points: Points, outcome: Outcome, loser: int, kangs: int
+) -> Charge:
+    """One loser's bill under a points table (the category is on ``outcome``)."""
+    assert outcome.winner is not None and outcome.category is not None
+    name = outcome.category
+    items: list[Item] = []
+    if outcome.discarder is None:
+        items.append(Item("self_draw", points.units(name), name))
+    elif loser == outcome.discarder:
+        items.append(Item("discarder", points.units(name), name))
+    else:
+        items.append(Item("other_loser", points.units(OTHER_PLAYER)))
+    if kangs and points.units(KANG_BONUS):
+        items.append(Item("kang", kangs * points.units(KANG_BONUS)))
+    items.extend(Item("special", points.units(s), s) for s in outcome.specials if points.units(s))
+    total = sum(item.units for item in items)
+    return Charge(
+        payer=loser,
+        payee=outcome.winner,
+        items=tuple(items),
+        total=total,
+        units=min(total, options.cap_units),
+    )
+
+
 def next_dealer(dealer: int, winner: int | None) -> int:
     """Tabla or a dealer win keeps the deal; otherwise it passes to the next seat."""
     if winner is None or winner == dealer:
@@ -104,8 +157,11 @@ def result(state: State) -> Result | None:
     payments = [0] * SEATS
     if winner is not None:
         kangs = sum(1 for meld in state.players[winner].melds if meld.kind == "kang")
+        points = state.options.points
         charges = tuple(
             charge(state.options, winner, loser, outcome.discarder, kangs)
+            if points is None
+            else table_charge(state.options, points, outcome, loser, kangs)
             for loser in range(SEATS)
             if loser != winner
         )
@@ -113,7 +169,9 @@ def result(state: State) -> Result | None:
             payments[bill.payer] -= bill.units
             payments[bill.payee] += bill.units
     hands = tuple(
-        RevealedHand(seat=s, hand=p.hand, melds=p.melds, flowers=p.flowers)
+        RevealedHand(
+            seat=s, hand=jokers_first(p.hand, state.joker), melds=p.melds, flowers=p.flowers
+        )
         for s, p in enumerate(state.players)
     )
     return Result(
@@ -126,4 +184,8 @@ def result(state: State) -> Result | None:
         hands=hands,
         dealer=state.dealer,
         next_dealer=next_dealer(state.dealer, winner),
+        category=outcome.category,
+        specials=outcome.specials,
+        robbed_kang=outcome.robbed_kang,
+        joker=state.joker,
     )

@@ -4,7 +4,8 @@ Everything is a frozen msgspec Struct holding tuples, so a state serialises as i
 (JSON or msgpack) and a move builds a new state instead of changing the old one.
 
 Every physical tile is in exactly one place: the wall, a concealed hand, a meld, a
-flower row or a discard row. A discard that is claimed leaves its discarder's row.
+flower row, a discard row, or (with jokers) the revealed joker indicator set aside. A
+discard that is claimed leaves its discarder's row.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ Ending = Literal["self_draw", "discard", "wall_out"]
 
 
 class Meld(msgspec.Struct, frozen=True):
-    """An exposed set (or a declared concealed kang), in sort order."""
+    """An exposed set (or a declared concealed kang), in sort order.
+
+    In a view, a secret concealed kang (option ``secret_kangs``) is shown to the other
+    seats with no ``tiles`` — face down — until the hand ends.
+    """
 
     kind: MeldKind
     tiles: tuple[str, ...]
@@ -59,6 +64,9 @@ class CallWindow(msgspec.Struct, frozen=True):
     claims: tuple[Claim | None, ...]
     #: ``State.step`` when the window opened; tells one window's timer from the next.
     opened_at: int
+    #: The tile is being added to ``discarder``'s pong (an added kang): only a win may
+    #: take it (robbing the kang); if nobody does, the kang stands.
+    robbing: bool = False
 
 
 class Outcome(msgspec.Struct, frozen=True):
@@ -66,8 +74,16 @@ class Outcome(msgspec.Struct, frozen=True):
 
     ending: Ending
     winner: int | None = None
+    #: Who pays as the discarder: the discard's owner, or the robbed kang's declarer.
     discarder: int | None = None
+    #: The winning tile; None for a Bisaklat triple-joker win (no tile completes it).
     tile: str | None = None
+    #: The win category (one of ``options.CATEGORIES``), under a points table.
+    category: str | None = None
+    #: Special hands (ambisyon) the winning hand makes, when the option is on.
+    specials: tuple[str, ...] = ()
+    #: The win robbed a kang (paid as a win on a discard by the kang's declarer).
+    robbed_kang: bool = False
 
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,19 +104,37 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     outcome: Outcome | None = None
     #: Number of actions applied so far.
     step: int = 0
+    #: With jokers: the revealed tile, set aside; the other three of its kind are wild.
+    indicator: str | None = None
+    #: Whether anyone has discarded yet this hand (Bisaklat ends with the first discard).
+    discarded: bool = False
+    #: Per seat: passed a winning tile and has not drawn since (``passed_win_blocks``).
+    passed_win: tuple[bool, ...] = (False,) * SEATS
+    #: ``step`` when the current turn began; identifies the turn timer.
+    turn_started: int = 0
+
+    @property
+    def joker(self) -> str | None:
+        """The kind that is wild this hand, or None without jokers."""
+        return self.indicator if self.options.jokers else None
 
 
 class Timer(msgspec.Struct, frozen=True):
     """A deadline the worker must run, ``seconds`` from when the window opened.
 
-    Answers do not restart it. When it passes, the worker applies ``TimeOut()`` for the
-    seats still awaited until the window is gone::
+    ``call``: a call window (a discard, or a kang that may be robbed); answers do not
+    restart it. ``turn`` (option ``turn_seconds``): the whole turn of ``seats[0]``, draw
+    and discard; a draw or kang inside the turn does not restart it. When it passes,
+    the worker applies ``TimeOut()`` for the seats still awaited until the window is
+    gone (a turn's time-out plays the turn in one action, so the window changes)::
 
-        while (now := pending_timer(state)) and now.opened_at == timer.opened_at:
+        while (now := pending_timer(state)) and (now.kind, now.opened_at) == (
+            timer.kind, timer.opened_at
+        ):
             state, events = apply(state, now.seats[0], TimeOut())
     """
 
-    kind: Literal["call"]
+    kind: Literal["call", "turn"]
     #: Seats still awaited (private to the server: it tells who may claim).
     seats: tuple[int, ...]
     seconds: int

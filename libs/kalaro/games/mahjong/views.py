@@ -1,21 +1,40 @@
 """What one seat (or the audience) may see of a hand.
 
-A seat sees its own concealed tiles, the tile it just drew and its own legal actions —
-its private claim options included. Everyone sees every exposed meld (declared
-concealed kangs too: ``kalaro`` shows them), flowers, discards and the wall count.
-Nobody sees another seat's concealed tiles or claim options, nor which seats a call
-window waits on, until the hand is over; then every hand is revealed with the result.
+A seat sees its own concealed tiles (jokers first, as the seed's app shows them), the
+tile it just drew and its own legal actions — its private claim options included — and,
+when a Win is not offered although the tile on the table would complete its hand, why
+not. Everyone sees the joker, every exposed meld, flowers, discards and the wall count;
+a concealed kang too, unless the table keeps them secret (``secret_kangs``): then the
+others see it face down (no tiles) until the hand ends. Nobody sees another seat's
+concealed tiles or claim options, nor which seats a call window waits on, until the
+hand is over; then every hand is revealed with the result. The points table the hand
+pays by is in ``options.points``.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
-from kalaro.games.mahjong.actions import AnyAction
+from kalaro.games.mahjong.actions import AnyAction, Claim
 from kalaro.games.mahjong.engine import legal_actions
+from kalaro.games.mahjong.hands import jokers_first, winning_pattern
 from kalaro.games.mahjong.options import Options
 from kalaro.games.mahjong.scoring import Result, result
 from kalaro.games.mahjong.state import SEATS, Meld, Phase, State
+
+#: Why a Win is not offered on the tile on the table (or, for ``passed_win``, on any).
+#: (A discarded joker opens no call window at all: nobody may claim it.)
+WinBlocked = Literal["passed_win", "joker_eye"]
+WIN_BLOCKED_REASONS: dict[str, str] = {
+    "passed_win": (
+        "You passed a winning tile: you cannot win on another player's tile until your next draw."
+    ),
+    "joker_eye": (
+        "Joker Eye wins only by drawing: this tile would only pair with your reserved Joker."
+    ),
+}
 
 
 class PlayerView(msgspec.Struct, frozen=True):
@@ -25,17 +44,20 @@ class PlayerView(msgspec.Struct, frozen=True):
     hand_size: int
     #: Concealed tiles: the viewer's own, or everyone's once the hand is over.
     hand: tuple[str, ...] | None
+    #: Exposed melds; a secret concealed kang of another seat has no ``tiles``.
     melds: tuple[Meld, ...]
     flowers: tuple[str, ...]
     discards: tuple[str, ...]
 
 
 class CallView(msgspec.Struct, frozen=True):
-    """A discard that may still be claimed (who may claim it is private)."""
+    """A discard (or a kang being added) that may still be claimed (who may is private)."""
 
     discarder: int
     tile: str
     seconds: int
+    #: ``discarder`` is adding ``tile`` to a pong; only a win (robbing the kang) takes it.
+    robbing: bool = False
 
 
 class View(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +76,44 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     #: The viewer's legal actions, including its private claim options.
     legal: tuple[AnyAction, ...] = ()
     result: Result | None = None
+    #: The kind that is wild this hand (the revealed indicator's kind), with jokers.
+    joker: str | None = None
+    #: The viewer's Win is blocked (``WinBlocked``): on the tile on the table, or — for
+    #: ``passed_win`` — on any other player's tile until the viewer's next draw.
+    win_blocked: WinBlocked | None = None
+    #: ``win_blocked`` in words, for the client to show.
+    win_blocked_reason: str | None = None
+
+
+def _melds_seen(state: State, owner: int, viewer: int | None) -> tuple[Meld, ...]:
+    melds = state.players[owner].melds
+    if not state.options.secret_kangs or owner == viewer or state.phase == "over":
+        return melds
+    return tuple(
+        msgspec.structs.replace(m, tiles=()) if m.kind == "kang" and m.concealed else m
+        for m in melds
+    )
+
+
+def _win_blocked(state: State, seat: int) -> WinBlocked | None:
+    """Why ``seat`` is not offered a Win it might expect, if so."""
+    blocks = state.options.passed_win_blocks
+    if state.phase == "over" or not (blocks or state.joker):
+        return None  # neither reason can apply (``kalaro``)
+    call = state.call
+    player = state.players[seat]
+    if (
+        call is not None
+        and seat != call.discarder
+        and Claim("mahjong") not in call.offers[seat]
+        and winning_pattern((*player.hand, call.tile), player.melds, state.joker, state.options)
+    ):
+        if blocks and state.passed_win[seat]:
+            return "passed_win"
+        return "joker_eye"
+    if blocks and state.passed_win[seat]:
+        return "passed_win"
+    return None
 
 
 def view(state: State, seat: int | None) -> View:
@@ -61,18 +121,20 @@ def view(state: State, seat: int | None) -> View:
     if seat is not None and not 0 <= seat < SEATS:
         raise ValueError(f"seat must be 0-{SEATS - 1} or None")
     over = state.phase == "over"
+    joker = state.joker
     players = tuple(
         PlayerView(
             seat=s,
             hand_size=len(p.hand),
-            hand=p.hand if over or s == seat else None,
-            melds=p.melds,
+            hand=jokers_first(p.hand, joker) if over or s == seat else None,
+            melds=_melds_seen(state, s, seat),
             flowers=p.flowers,
             discards=p.discards,
         )
         for s, p in enumerate(state.players)
     )
     call = state.call
+    blocked = None if seat is None else _win_blocked(state, seat)
     return View(
         seat=seat,
         options=state.options,
@@ -84,7 +146,15 @@ def view(state: State, seat: int | None) -> View:
         drawn=state.drawn if seat is not None and seat == state.turn else None,
         call=None
         if call is None
-        else CallView(discarder=call.discarder, tile=call.tile, seconds=state.options.call_seconds),
+        else CallView(
+            discarder=call.discarder,
+            tile=call.tile,
+            seconds=state.options.call_seconds,
+            robbing=call.robbing,
+        ),
         legal=tuple(legal_actions(state, seat)) if seat is not None else (),
         result=result(state),
+        joker=joker,
+        win_blocked=blocked,
+        win_blocked_reason=None if blocked is None else WIN_BLOCKED_REASONS[blocked],
     )
