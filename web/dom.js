@@ -65,10 +65,13 @@ export function signed(n) {
   return "0";
 }
 
-export function when(iso) {
+export function when(iso, short = false) {
   if (!iso) return "";
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return short
+    ? d.toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" })
+    : d.toLocaleString();
 }
 
 /** Polite announcements for screen readers (turn changes, prompts). */

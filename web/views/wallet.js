@@ -26,9 +26,9 @@ export function render(root, app) {
       if (reset) historyBody.replaceChildren();
       for (const e of page.entries) {
         historyBody.append(h("tr", {},
-          h("td", {}, when(e.created_at)),
+          h("td", { title: e.memo }, when(e.created_at, true)),
           h("td", {}, KINDS[e.kind] || e.kind),
-          h("td", {}, e.memo),
+          h("td.hide-phone", {}, e.memo),
           h(`td.num.amount${e.amount > 0 ? ".plus" : e.amount < 0 ? ".minus" : ""}`, {}, signed(e.amount))));
       }
       if (reset && !page.entries.length) historyBody.append(h("tr", {}, h("td", { colspan: 4 }, "Nothing yet.")));
@@ -88,7 +88,7 @@ export function render(root, app) {
         h("section.panel", { "aria-labelledby": "req-title" }, h("h2#req-title", {}, "Request credits"), form, h("h3", {}, "Your requests"), requests),
         h("section.panel", { "aria-labelledby": "hist-title" }, h("h2#hist-title", {}, "History"),
           h("div.table-scroll", {}, h("table.history", {},
-            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "When"), h("th", { scope: "col" }, "What"), h("th", { scope: "col" }, "Note"), h("th", { scope: "col" }, "Credits"))),
+            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "When"), h("th", { scope: "col" }, "What"), h("th.hide-phone", { scope: "col" }, "Note"), h("th", { scope: "col" }, "Credits"))),
             historyBody)),
           more))));
 
@@ -114,5 +114,5 @@ export function render(root, app) {
 }
 
 function stat(label, value, key) {
-  return h(`div.stat.${key}`, {}, h("span.stat-label", {}, label), h("strong.stat-value", { id: `wallet-${key}` }, credits(value)));
+  return h(`div.stat.stat-${key}`, {}, h("span.stat-label", {}, label), h("strong.stat-value", { id: `wallet-${key}` }, credits(value)));
 }
