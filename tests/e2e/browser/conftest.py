@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.browser.services import ensure_table_services, missing_modules, stop_all
 from tests.e2e.stack import Stack
 
 CHROMIUM_ARGS = [
@@ -42,8 +41,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         reason = "Playwright is not installed (pip install playwright)"
     if reason is None and _chromium() is None:
         reason = "Chromium is not installed (apt-get install chromium)"
-    if reason is None and missing_modules():
-        reason = f"table services not available yet: {', '.join(missing_modules())}"
     if reason is None:
         return
     here = Path(__file__).parent
@@ -53,13 +50,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def table_stack(stack: Stack) -> Iterator[Stack]:
-    """The e2e stack plus the lobby and engines (started here if the launcher lacks them)."""
-    started = ensure_table_services(stack)
-    try:
-        yield stack
-    finally:
-        stop_all(started)
+def table_stack(stack: Stack) -> Stack:
+    """The e2e stack: every service ``make run`` starts, lobby and engines included."""
+    return stack
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,140 @@
+"""Timers, replicas and failures on the whole stack.
+
+These tests stop, kill and restart service processes of the session's stack; each
+puts the stack back as it found it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+from typing import Any
+
+from kalaro.launcher import ServiceSpec
+from tests.e2e.stack import Stack
+from tests.e2e.tables import admin, open_table, play_hand, signed_up, wait_balance
+
+WALLET = ServiceSpec("wallet", "services.wallet")
+TONGITS_ENGINE = ServiceSpec("engine-tongits", "services.engine", ("--game", "tongits"))
+TONGITS_REPLICA = ServiceSpec("engine-tongits-replica", "services.engine", ("--game", "tongits"))
+
+
+async def test_fight_or_fold_times_out_as_fold(stack: Stack, unique: str) -> None:
+    host = await admin(stack)
+    players = [await signed_up(stack, f"F{i}", unique) for i in range(3)]
+    live = await open_table(stack, host, players, "tongits", 0, {"fight_seconds": 1})
+    await live.deal()
+    called: list[int] = []
+
+    def choose(seat: int, view: dict[str, Any], legal: list[dict[str, Any]]) -> Any:
+        draw_call = next((a for a in legal if a["type"] == "call_draw"), None)
+        if draw_call is not None and not called:
+            called.append(seat)
+            return draw_call
+        return None
+
+    def waiting_for_answers(view: dict[str, Any]) -> bool:
+        return view.get("draw_call") is not None and view["result"] is None
+
+    result = None
+    for _ in range(6):  # a Draw call needs an opened player at the start of a turn
+        result = await play_hand(
+            live, "tongits", policy="smart", rng=random.Random(len(called) + 17),
+            choose=choose, idle_when=waiting_for_answers,
+        )  # fmt: skip
+        if called:
+            break
+        await live.deal()
+    assert called, "no player could call Draw in six hands"
+    outcome = json.loads(bytes(result.result))  # type: ignore[union-attr]
+    assert outcome["ending"].startswith("draw")
+    caller = called[0]
+    assert outcome["draw_call"]["caller"] == caller
+    others = [s for s in range(3) if s != caller]
+    assert all(outcome["draw_call"]["timed_out"][s] for s in others)
+    assert outcome["winners"] == [caller]  # nobody fought: the caller wins
+    await live.close()
+
+
+async def test_mahjong_call_window_times_out(stack: Stack, unique: str) -> None:
+    host = await admin(stack)
+    players = [await signed_up(stack, f"W{i}", unique) for i in range(4)]
+    live = await open_table(stack, host, players, "mahjong", 0, {"call_seconds": 1})
+    await live.deal()
+    windows: list[int] = []
+
+    def first_window(view: dict[str, Any]) -> bool:
+        if view.get("call") is not None and not windows:
+            windows.append(view["turn"])
+        # idle through the first call window only; the timer must close it
+        return view.get("call") is not None and len(windows) == 1 and not passed
+
+    passed: list[bool] = []
+    seen_open = False
+
+    def watch(view: dict[str, Any]) -> bool:
+        nonlocal seen_open
+        idle = first_window(view)
+        if idle:
+            seen_open = True
+        elif seen_open and not passed:
+            passed.append(True)
+        return idle
+
+    await play_hand(live, "mahjong", policy="smart", rng=random.Random(4), idle_when=watch)
+    assert windows, "no discard could be claimed in this hand"
+    assert passed, "the first call window never closed by itself"
+    await live.close()
+
+
+async def test_two_engine_replicas_and_a_kill_mid_hand(stack: Stack, unique: str) -> None:
+    stack.start(TONGITS_REPLICA)
+    try:
+        host = await admin(stack)
+        players = [await signed_up(stack, f"K{i}", unique) for i in range(3)]
+        live = await open_table(stack, host, players, "tongits", 5)
+        await live.deal()
+        acted: list[int] = []
+
+        def count(seat: int, view: dict[str, Any], legal: list[dict[str, Any]]) -> Any:
+            acted.append(seat)
+            if len(acted) == 4:
+                stack.stop(TONGITS_ENGINE.name, signal.SIGKILL)  # the original dies
+            return None
+
+        result = await play_hand(live, "tongits", rng=random.Random(8), choose=count)
+        assert TONGITS_ENGINE.name not in stack.processes
+        versions = [
+            json.loads(r)["version"] for r in live.sockets[0].raw_frames if '"type":"view"' in r
+        ]
+        assert versions == sorted(set(versions))  # every change seen once, in order
+        record = await players[0].hand_record(live.table_id, result.hand_id)
+        assert len(record.actions) == len(acted)  # no action lost or applied twice
+        for seat, player in enumerate(players):
+            expected = 1000 + result.payments[seat]
+            assert await wait_balance(player, expected) == expected
+        await live.close()
+    finally:
+        if TONGITS_ENGINE.name not in stack.processes:
+            stack.start(TONGITS_ENGINE)
+        stack.stop(TONGITS_REPLICA.name)
+
+
+async def test_settlement_waits_for_a_wallet_that_was_down(stack: Stack, unique: str) -> None:
+    host = await admin(stack)
+    players = [await signed_up(stack, f"D{i}", unique) for i in range(3)]
+    live = await open_table(stack, host, players, "tongits", 10)
+    await live.deal()
+    stack.stop(WALLET.name)
+    try:
+        result = await play_hand(live, "tongits", policy="smart", rng=random.Random(6))
+        assert any(result.payments)
+    finally:
+        stack.start(WALLET)
+    for seat, player in enumerate(players):
+        expected = 1000 + result.payments[seat]
+        assert await wait_balance(player, expected, timeout=30) == expected
+        assert (await player.balance()).held == 0
+    assert (await host.audit()).total == 0
+    await live.close()
