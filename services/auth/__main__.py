@@ -19,7 +19,7 @@ import sys
 import redis.asyncio as aioredis
 
 from kalaro.bus import ServiceError
-from kalaro.bus.runner import connect, serve
+from kalaro.bus.runner import connect, run_until_stopped, serve
 from kalaro.settings import Settings, load_settings
 from kalaro.sql import create_engine, migrate
 from services.auth.accounts import AdminAccount, ensure_admin
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _print_admin(account)
         return 0
-    asyncio.run(run(settings))
+    run_until_stopped(run(settings))
     return 0
 
 

@@ -8,13 +8,12 @@ share nothing but Redis, so run as many as the load needs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 
 import redis.asyncio as aioredis
 
-from kalaro.bus.runner import connect, serve
+from kalaro.bus.runner import connect, run_until_stopped, serve
 from kalaro.games.registry import UnknownGame, game_names, rules_for
 from kalaro.settings import load_settings
 from services.engine.worker import EngineWorker
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    asyncio.run(run(args.game))
+    run_until_stopped(run(args.game))
 
 
 if __name__ == "__main__":

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 
 import uvicorn
 
 from kalaro.settings import load_settings
 from services.gateway.app import create_app
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def main() -> None:
@@ -19,6 +24,8 @@ def main() -> None:
         port=settings.http_port,
         log_level="info",
         proxy_headers=True,
+        loop="uvloop" if _has("uvloop") else "asyncio",
+        http="httptools" if _has("httptools") else "h11",
     )
     uvicorn.Server(config).run()
 

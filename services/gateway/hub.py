@@ -94,13 +94,22 @@ def seat_of(table: TableInfo, user_id: str) -> int | None:
 
 
 class TableFeed:
-    def __init__(self, table: TableInfo) -> None:
+    """One table's sockets in this gateway process, and the NATS subscriptions they need.
+
+    The feed subscribes only to what its sockets may see: the table's events, the seat
+    subjects of the seats that have a socket here, and the audience view while someone
+    watches. A gateway thus receives nothing it would throw away, and a seat's private
+    frames reach this process only while that seat's player is connected to it.
+    """
+
+    def __init__(self, nc: NATS, table: TableInfo) -> None:
+        self._nc = nc
         self.table_id = table.table_id
         self.game = table.game
         self.table = table
         self.seated: dict[int, set[Connection]] = {}
         self.spectators: set[Connection] = set()
-        self.subscription: Subscription | None = None
+        self._subscriptions: dict[str, Subscription] = {}
 
     @property
     def empty(self) -> bool:
@@ -127,25 +136,43 @@ class TableFeed:
             out.extend(sockets)
         return out
 
-    def on_message(self, msg: Msg) -> None:
-        kind = msg.subject.rsplit(".", 2)
-        if kind[-2] == "seat":
-            for conn in list(self.seated.get(int(kind[-1]), ())):
-                conn.push(msg.data)
-        elif kind[-1] == "public":
-            for conn in list(self.spectators):
-                conn.push(msg.data)
-        elif kind[-1] == "events":
-            if msg.data.startswith(_TABLE_FRAME_PREFIX):
-                self._reseat(_table_changed.decode(msg.data).table)
-            for conn in self.everyone():
+    async def sync_subscriptions(self) -> None:
+        """Subscribe to what the attached sockets need; drop the rest."""
+        wanted: dict[str, Callable[[Msg], Awaitable[None]]] = {}
+        if not self.empty:
+            wanted[subjects.table_events(self.table_id)] = self._on_event
+        for seat, sockets in self.seated.items():
+            if sockets:
+                wanted[subjects.table_seat(self.table_id, seat)] = self._seat_handler(seat)
+        if self.spectators:
+            wanted[subjects.table_public(self.table_id)] = self._on_public
+        for subject in [s for s in self._subscriptions if s not in wanted]:
+            with contextlib.suppress(Exception):
+                await self._subscriptions.pop(subject).unsubscribe()
+        for subject, handler in wanted.items():
+            if subject not in self._subscriptions:
+                self._subscriptions[subject] = await self._nc.subscribe(subject, cb=handler)
+
+    def _seat_handler(self, seat: int) -> Callable[[Msg], Awaitable[None]]:
+        async def on_seat(msg: Msg) -> None:
+            for conn in list(self.seated.get(seat, ())):
                 conn.push(msg.data)
 
-    def _reseat(self, table: TableInfo) -> None:
-        """Someone sat down or left: move sockets between their seat and the audience."""
-        self.table = table
+        return on_seat
+
+    async def _on_public(self, msg: Msg) -> None:
+        for conn in list(self.spectators):
+            conn.push(msg.data)
+
+    async def _on_event(self, msg: Msg) -> None:
+        if msg.data.startswith(_TABLE_FRAME_PREFIX):
+            # Someone sat down or left: move sockets between their seat and the audience.
+            self.table = _table_changed.decode(msg.data).table
+            for conn in self.everyone():
+                self.attach(conn)
+            await self.sync_subscriptions()
         for conn in self.everyone():
-            self.attach(conn)
+            conn.push(msg.data)
 
 
 class Hub:
@@ -161,14 +188,12 @@ class Hub:
         async with self._lock:
             feed = self._feeds.get(table.table_id)
             if feed is None:
-                feed = TableFeed(table)
-                feed.subscription = await self._nc.subscribe(
-                    subjects.table_all(table.table_id), cb=self._callback(feed)
-                )
-                self._feeds[table.table_id] = feed
-            else:
-                feed.table = table if table.version >= feed.table.version else feed.table
-            return feed.attach(conn)
+                feed = self._feeds[table.table_id] = TableFeed(self._nc, table)
+            elif table.version >= feed.table.version:
+                feed.table = table
+            seat = feed.attach(conn)
+            await feed.sync_subscriptions()
+            return seat
 
     async def leave(self, conn: Connection, table_id: str) -> None:
         async with self._lock:
@@ -177,19 +202,10 @@ class Hub:
             if feed is None:
                 return
             feed.detach(conn)
+            await feed.sync_subscriptions()
             if feed.empty:
                 del self._feeds[table_id]
-                if feed.subscription is not None:
-                    with contextlib.suppress(Exception):
-                        await feed.subscription.unsubscribe()
 
     async def leave_all(self, conn: Connection) -> None:
         for table_id in list(conn.seats):
             await self.leave(conn, table_id)
-
-    @staticmethod
-    def _callback(feed: TableFeed) -> Callable[[Msg], Awaitable[None]]:
-        async def on_message(msg: Msg) -> None:
-            feed.on_message(msg)
-
-        return on_message

@@ -12,10 +12,12 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qs
 
 import msgspec
-from litestar import WebSocket, websocket
-from litestar.exceptions import WebSocketDisconnect
+from litestar import Litestar, asgi
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError
@@ -35,6 +37,11 @@ HEARTBEAT_SECONDS = 20
 IDLE_LIMIT_SECONDS = 3 * HEARTBEAT_SECONDS
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40.0
+
+# Plain ASGI shapes (Litestar's TypedDicts are stricter than this handler needs).
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _frames = msgspec.json.Decoder(w.AnyClientFrame)
 _encode = msgspec.json.Encoder().encode
@@ -138,57 +145,70 @@ class Session:
         self.send(w.Ack(ref, acted.version))
 
 
-def _token(socket: WebSocket) -> str:  # type: ignore[type-arg]
-    token = socket.query_params.get("token")
-    if token:
-        return str(token)
-    scheme, _, value = socket.headers.get("authorization", "").partition(" ")
-    return value.strip() if scheme.lower() == "bearer" else ""
+def _token(scope: Scope) -> str:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    if query.get("token"):
+        return str(query["token"][0])
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else ""
+    return ""
 
 
-@websocket("/ws")
-async def ws_endpoint(socket: WebSocket) -> None:  # type: ignore[type-arg]
-    await socket.accept()
-    keys: KeyCache = socket.app.state.key_cache
+@asgi("/ws", copy_scope=False)
+async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    """The socket, as a plain ASGI app: frames are forwarded with no framework layer
+    in between (the fan-out's hot path is ``send``)."""
+    if scope["type"] != "websocket":
+        await send({"type": "http.response.start", "status": 426, "headers": []})
+        await send({"type": "http.response.body", "body": b"use a WebSocket"})
+        return
+    if (await receive())["type"] != "websocket.connect":
+        return
+    await send({"type": "websocket.accept"})
+    state = Litestar.from_scope(scope).state  # type: ignore[arg-type]
+    keys: KeyCache = state.key_cache
     try:
-        claims = await keys.verify(_token(socket))
+        claims = await keys.verify(_token(scope))
     except (TokenError, RemoteError) as exc:
-        await socket.send_text(_encode(w.Error(exc.code, exc.message)).decode())
-        await socket.close(code=4401, reason=exc.code)
+        text = _encode(w.Error(exc.code, exc.message)).decode()
+        await send({"type": "websocket.send", "text": text})
+        await send({"type": "websocket.close", "code": 4401, "reason": exc.code})
         return
 
-    async def send(frame: bytes) -> None:
-        await socket.send_text(frame.decode())
+    async def send_frame(frame: bytes) -> None:
+        await send({"type": "websocket.send", "text": frame.decode()})
 
-    conn = Connection(claims.user_id, claims.name, send)
+    conn = Connection(claims.user_id, claims.name, send_frame)
     conn.start()
-    hub: Hub = socket.app.state.hub
-    session = Session(socket.app.state.nc, hub, conn, claims)
+    hub: Hub = state.hub
+    session = Session(state.nc, hub, conn, claims)
     session.send(w.Welcome(claims.user_id, HEARTBEAT_SECONDS))
     bucket = TokenBucket()
+    closed = asyncio.ensure_future(conn.closed.wait())
     try:
         while not conn.closed.is_set():
-            receive = asyncio.ensure_future(socket.receive_data(mode="text"))
-            closed = asyncio.ensure_future(conn.closed.wait())
+            incoming = asyncio.ensure_future(receive())
             done, _ = await asyncio.wait(
-                {receive, closed}, timeout=IDLE_LIMIT_SECONDS, return_when=asyncio.FIRST_COMPLETED
+                {incoming, closed}, timeout=IDLE_LIMIT_SECONDS, return_when=asyncio.FIRST_COMPLETED
             )
-            closed.cancel()
-            if receive not in done:
-                receive.cancel()
-                with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect):
-                    await receive
+            if incoming not in done:
+                incoming.cancel()
                 break  # idle past the heartbeat limit, or the writer gave up
-            data = receive.result()
+            message = incoming.result()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("text")
+            raw = data.encode() if data is not None else (message.get("bytes") or b"")
             if not bucket.take():
                 session.send(w.Error("rate_limited", "too many frames; slow down"))
                 continue
-            await session.handle(data.encode() if isinstance(data, str) else data)
-    except WebSocketDisconnect:
-        pass
+            await session.handle(raw)
+        with contextlib.suppress(Exception):
+            await send({"type": "websocket.close", "code": 1000})
     finally:
+        closed.cancel()
         conn.close()
         await hub.leave_all(conn)
         await conn.wait_closed()
-        with contextlib.suppress(Exception):
-            await socket.close()

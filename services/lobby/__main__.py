@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import redis.asyncio as aioredis
 
 from kalaro.bus.jetstream import DurableConsumer
-from kalaro.bus.runner import connect, serve
+from kalaro.bus.runner import connect, run_until_stopped, serve
 from kalaro.settings import Settings, load_settings
 from services.lobby.service import SERVICE_NAME, build_service, start_hands_consumer
 from services.lobby.tables import Lobby
@@ -46,7 +45,7 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    asyncio.run(run(load_settings()))
+    run_until_stopped(run(load_settings()))
 
 
 if __name__ == "__main__":

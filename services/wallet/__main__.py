@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from kalaro.bus.jetstream import DurableConsumer
-from kalaro.bus.runner import connect, serve
+from kalaro.bus.runner import connect, run_until_stopped, serve
 from kalaro.settings import load_settings
 from kalaro.sql import create_engine
 from services.wallet.schema import migrate_wallet
@@ -43,7 +42,7 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    asyncio.run(run())
+    run_until_stopped(run())
 
 
 if __name__ == "__main__":
