@@ -68,10 +68,14 @@ class TableDriver:
     """One table: three seated sockets, moves chosen at random from the legal ones."""
 
     def __init__(
-        self, table_id: str, host: KalaroClient, sockets: dict[int, TableSocket], rng: random.Random
+        self,
+        table_id: str,
+        host_socket: TableSocket,
+        sockets: dict[int, TableSocket],
+        rng: random.Random,
     ) -> None:
         self.table_id = table_id
-        self.host = host
+        self.host_socket = host_socket
         self.sockets = sockets  # seat -> socket of the player sitting there
         self.rng = rng
         self._expected = -1
@@ -99,9 +103,10 @@ class TableDriver:
         return max(views, key=lambda v: v.version) if views else None
 
     async def redeal(self) -> None:
+        # On the players' own sockets, as an app would (no HTTP request per hand).
         for socket in self.sockets.values():
-            await socket._client.ready(self.table_id, True, f"{self.rng.random()}")
-        await self.host.deal(self.table_id)
+            await socket.ready(self.table_id, True, f"{self.rng.random()}")
+        await self.host_socket.deal(self.table_id)
 
     async def run(self, phase: Phase, think: float, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -113,7 +118,7 @@ class TableDriver:
                     await asyncio.sleep(0.05)
                 try:
                     await self.redeal()
-                except ApiError as exc:
+                except (ApiError, FrameError) as exc:
                     if exc.code not in ("conflict",):
                         phase.errors.append(f"deal: {exc.code}")
                     await asyncio.sleep(0.1)
@@ -189,6 +194,8 @@ async def setup_tables(
 ) -> list[TableDriver]:
     drivers = []
     rng = random.Random(2026)
+    host_socket = host.table_socket(reconnect=False, keep_frames=False)
+    await host_socket.connect()
     for _ in range(count):
         table = (await host.create_table("tongits", 0, options={"fight_seconds": 20})).table
         sockets: dict[int, TableSocket] = {}
@@ -200,7 +207,7 @@ async def setup_tables(
             subscribed = await socket.subscribe(table.table_id)
             assert subscribed.seat is not None
             sockets[subscribed.seat] = socket
-        driver = TableDriver(table.table_id, host, sockets, random.Random(rng.random()))
+        driver = TableDriver(table.table_id, host_socket, sockets, random.Random(rng.random()))
         await driver.redeal()
         drivers.append(driver)
     return drivers

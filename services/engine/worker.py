@@ -78,6 +78,8 @@ LEASE_MS = 5_000
 OUTCOME_GRACE_MS = 5_000
 #: The timer loop's period and the sweeper's.
 TICK_SECONDS = 0.1
+#: how many tables' latest state a worker keeps to skip a read (see ``_remember``)
+KNOWN_TABLES = 10_000
 SWEEP_SECONDS = 3.0
 
 _EMPTY_EVENTS = msgspec.Raw(b"[]")
@@ -133,6 +135,8 @@ class EngineWorker:
         self._state_encoder = msgspec.msgpack.Encoder()
         self._state_decoder = msgspec.msgpack.Decoder(self.rules.state_type)
         self._time_out_type = type(self.rules.time_out())
+        # table id -> (version, slot, decoded state) as this worker last wrote it
+        self._known: dict[str, tuple[int, Slot, Any]] = {}
 
     # --- requests ---------------------------------------------------------------------
 
@@ -196,7 +200,12 @@ class EngineWorker:
 
     async def act(self, msg: Act) -> Acted:
         """Apply one player's move made against ``msg.version``; nothing changes on error."""
-        version, slot = await self._load(msg.table_id)
+        known = self._known.get(msg.table_id)
+        if known is not None and known[0] == msg.version:
+            version, slot, state = known  # the write below still checks the version in Redis
+        else:
+            version, slot = await self._load(msg.table_id)
+            state = None
         if version != msg.version:
             raise _stale(msg.version, version)
         if slot.status == "cancelled":
@@ -210,10 +219,15 @@ class EngineWorker:
             raise _bad_request(f"malformed action: {exc}") from None
         if isinstance(action, self._time_out_type):
             raise ServiceError(codes.FORBIDDEN, "time-outs are applied by the server")
-        state = self._state_decoder.decode(slot.state)
+        if state is None:
+            state = self._state_decoder.decode(slot.state)
         try:
             state, events = self.rules.apply(state, seat, action)
         except IllegalAction as exc:
+            if known is not None and self._known.pop(msg.table_id, None) is not None:
+                # Judged on what this worker last wrote: make sure that is still the hand
+                # (another replica may have moved it on) before calling the move illegal.
+                return await self.act(msg)
             raise ServiceError(exc.code, exc.message) from None
         logged = ((seat, self._json.encode(action)),)
         try:
@@ -221,6 +235,7 @@ class EngineWorker:
                 slot, version, state, events, logged, was_timed=slot.deadline_ms is not None
             )
         except StaleVersion as exc:
+            self._known.pop(msg.table_id, None)
             raise _stale(msg.version, exc.current) from None
         return Acted(slot.hand_id, new_version)
 
@@ -397,6 +412,17 @@ class EngineWorker:
 
     # --- the hand's life ------------------------------------------------------------
 
+    def _remember(self, table_id: str, version: int, slot: Slot, state: Any) -> None:
+        """Keep what this worker just wrote, so the next move at the table usually needs no
+        read: it is used only when the move names exactly that version, and the
+        compare-and-set write still refuses it if another replica has moved the hand on.
+        Redis stays the only truth; this saves one round trip per move."""
+        known = self._known
+        known.pop(table_id, None)
+        known[table_id] = (version, slot, state)
+        if len(known) > KNOWN_TABLES:
+            del known[next(iter(known))]  # the least recently written table
+
     async def _load(self, table_id: str) -> tuple[int, Slot]:
         version, slot = await self.slots.load(table_id)
         if slot is None:
@@ -482,6 +508,7 @@ class EngineWorker:
             outcome="add" if over else "",
             outcome_due_ms=now + OUTCOME_GRACE_MS,
         )
+        self._remember(table_id, new_version, new, state)
         await self._publish_views(new, new_version, state, events)
         if over:
             try:

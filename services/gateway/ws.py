@@ -101,6 +101,14 @@ class Session:
                 await self.send_view(table_id)
             case w.Act(table_id=table_id, version=version, action=action, ref=ref):
                 await self.act(table_id, version, action, ref)
+            case w.Ready(table_id=table_id, ready=ready, entropy=entropy, ref=ref):
+                ready_ = lb.SetReady(self.caller, table_id, ready, entropy)
+                await bus_request(self.nc, subjects.LOBBY_SET_READY, ready_, lb.TableInfo)
+                self.send(w.Ack(ref))
+            case w.Deal(table_id=table_id, ref=ref):
+                deal = lb.Deal(self.caller, table_id)
+                await bus_request(self.nc, subjects.LOBBY_DEAL, deal, lb.TableInfo)
+                self.send(w.Ack(ref))
             case w.Chat(table_id=table_id, text=text, ref=ref):
                 self.require_subscribed(table_id)
                 message = lb.SendChat(self.caller, table_id, text)

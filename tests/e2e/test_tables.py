@@ -246,3 +246,26 @@ async def test_verify_accepts_a_real_hand_and_rejects_a_tampered_one(
     assert not report.ok
     assert next(c.name for c in report.checks if not c.ok) == "deal"
     await live.close()
+
+
+async def test_ready_and_deal_over_the_socket(stack: Stack, unique: str) -> None:
+    host = await admin(stack)
+    players = [await signed_up(stack, f"S{i}", unique) for i in range(3)]
+    live = await open_table(stack, host, players, "tongits", 0)
+    host_socket = host.table_socket()
+    await host_socket.connect()
+    with pytest.raises(FrameError) as err:  # not everyone is ready yet
+        await host_socket.deal(live.table_id)
+    assert err.value.code == "conflict"
+    for seat, socket in enumerate(live.sockets):
+        await socket.ready(live.table_id, True, f"socket-entropy-{seat}")
+    with pytest.raises(FrameError) as err:  # a player is not the host
+        await live.sockets[0].deal(live.table_id)
+    assert err.value.code == "forbidden"
+    await host_socket.deal(live.table_id)
+    await live.wait_for_hand()
+    table = await host.get_table(live.table_id)
+    assert table.status == "playing"
+    assert all(socket.view(live.table_id) is not None for socket in live.sockets)
+    await host_socket.close()
+    await live.close()

@@ -171,6 +171,12 @@ class TableSocket:
     async def chat(self, table_id: str, text: str) -> None:
         await self._request(lambda ref: w.Chat(table_id, text, ref))
 
+    async def ready(self, table_id: str, ready: bool = True, entropy: str = "") -> None:
+        await self._request(lambda ref: w.Ready(table_id, ready, entropy, ref))
+
+    async def deal(self, table_id: str) -> None:
+        await self._request(lambda ref: w.Deal(table_id, ref))
+
     async def ping(self) -> None:
         await self._request(lambda ref: w.Ping(ref))
 

@@ -63,7 +63,23 @@ class Ping(ClientFrame, frozen=True, tag="ping"):
     ref: Ref | None = None
 
 
-AnyClientFrame = Subscribe | Unsubscribe | Act | Resync | Chat | Ping
+class Ready(ClientFrame, frozen=True, tag="ready"):
+    """Ready (or not) for the next hand, with your entropy: the REST call, on the socket."""
+
+    table_id: TableId
+    ready: bool = True
+    entropy: Annotated[str, msgspec.Meta(max_length=64)] = ""
+    ref: Ref | None = None
+
+
+class Deal(ClientFrame, frozen=True, tag="deal"):
+    """The host deals the next hand: the REST call, on the socket."""
+
+    table_id: TableId
+    ref: Ref | None = None
+
+
+AnyClientFrame = Subscribe | Unsubscribe | Act | Resync | Chat | Ping | Ready | Deal
 
 
 # --- server → client --------------------------------------------------------------
