@@ -110,6 +110,7 @@ class TableFeed:
         self.seated: dict[int, set[Connection]] = {}
         self.spectators: set[Connection] = set()
         self._subscriptions: dict[str, Subscription] = {}
+        self._syncing = asyncio.Lock()  # joins and table changes may sync at once
 
     @property
     def empty(self) -> bool:
@@ -138,6 +139,10 @@ class TableFeed:
 
     async def sync_subscriptions(self) -> None:
         """Subscribe to what the attached sockets need; drop the rest."""
+        async with self._syncing:
+            await self._sync()
+
+    async def _sync(self) -> None:
         wanted: dict[str, Callable[[Msg], Awaitable[None]]] = {}
         if not self.empty:
             wanted[subjects.table_events(self.table_id)] = self._on_event
