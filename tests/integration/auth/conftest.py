@@ -15,11 +15,11 @@ import pytest
 import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
 from nats.aio.client import Client as NATS
+
+from kalaro.sql import create_engine, migrate
 from services.auth.schema import COMPONENT, MIGRATIONS
 from services.auth.service import bootstrap, build_service
 from tests.integration.auth.harness import AuthHarness, Clock, GoogleKeys, auth_settings
-
-from kalaro.sql import create_engine, migrate
 
 
 @pytest.fixture(scope="session")

@@ -16,12 +16,12 @@ import sqlalchemy as sa
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from jwt.algorithms import RSAAlgorithm
 from nats.aio.client import Client as NATS
-from services.auth.accounts import AuthDeps
 
 from kalaro.bus import RemoteError, request
 from kalaro.proto import subjects
 from kalaro.proto.auth import SignUp, TokenPair
 from kalaro.settings import Settings, load_settings
+from services.auth.accounts import AuthDeps
 
 GOOGLE_CLIENT_ID = "kalaro-tests.apps.googleusercontent.com"
 GOOGLE_ISSUER = "https://accounts.google.com"

@@ -8,8 +8,6 @@ import argon2
 import pytest
 import sqlalchemy as sa
 from nats.js.api import ConsumerConfig, DeliverPolicy
-from services.auth.schema import metadata
-from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 from kalaro.bus import RemoteError
 from kalaro.bus.codec import decode
@@ -29,6 +27,8 @@ from kalaro.proto.auth import (
     UserRegistered,
 )
 from kalaro.tokens import LEEWAY_SECONDS, TokenError, verify_access_token
+from services.auth.schema import metadata
+from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 
 async def _keys(auth: AuthHarness) -> PublicKeys:

@@ -10,11 +10,11 @@ import json
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
-from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.auth import GoogleSignIn, SignIn, TokenPair
+from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 
 def _b64(data: bytes) -> str:

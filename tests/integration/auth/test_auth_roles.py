@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from services.auth.accounts import ensure_admin
-from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
@@ -30,6 +28,8 @@ from kalaro.proto.auth import (
     UserProfile,
 )
 from kalaro.tokens import verify_access_token
+from services.auth.accounts import ensure_admin
+from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -10,13 +10,13 @@ import re
 
 import pytest
 import redis.asyncio as aioredis
-from services.auth.throttle import Throttle
-from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.auth import SignIn, TokenPair
+from services.auth.throttle import Throttle
+from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 
 def _retry_after(message: str) -> int:

@@ -11,7 +11,6 @@ import random
 from collections import Counter
 
 import pytest
-from tests.unit.tongits.tongits_helpers import all_cards, melder, play, uniform
 
 from kalaro.games.cards import DECK
 from kalaro.games.tongits import (
@@ -22,6 +21,7 @@ from kalaro.games.tongits import (
     options_for,
     result,
 )
+from tests.unit.tongits.tongits_helpers import all_cards, melder, play, uniform
 
 CONFIGS = {
     "kalaro": options_for("kalaro"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.unit.tongits.tongits_helpers import KALARO, all_cards
 
 from kalaro.games.base import IllegalAction, pick, shuffled
 from kalaro.games.cards import DECK
@@ -17,6 +16,7 @@ from kalaro.games.tongits import (
     result,
     to_act,
 )
+from tests.unit.tongits.tongits_helpers import KALARO, all_cards
 
 
 @pytest.mark.parametrize("dealer", [0, 1, 2])

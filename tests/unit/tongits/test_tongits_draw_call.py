@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from msgspec.structs import replace
-from tests.unit.tongits.tongits_helpers import CLASSIC, KALARO, meld, table
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.tongits import (
@@ -31,6 +30,7 @@ from kalaro.games.tongits import (
     to_act,
     view,
 )
+from tests.unit.tongits.tongits_helpers import CLASSIC, KALARO, meld, table
 
 
 def _code(state: State, seat: int, action: Action) -> str:

@@ -8,11 +8,11 @@ from itertools import combinations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.unit.tongits.tongits_helpers import cards
 
 from kalaro.games.cards import DECK, card_value
 from kalaro.games.tongits import best_deadwood, meld_kind
 from kalaro.games.tongits.melds import discard_melds, four_of_a_kinds, hand_melds, layoffs
+from tests.unit.tongits.tongits_helpers import cards
 
 
 @pytest.mark.parametrize(

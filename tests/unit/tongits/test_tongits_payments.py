@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import pytest
 from msgspec.structs import replace
-from tests.unit.tongits.tongits_helpers import CLASSIC, KALARO, meld, table
 
 from kalaro.games.tongits import (
     Action,
@@ -27,6 +26,7 @@ from kalaro.games.tongits import (
     max_loss_units,
     options_for,
 )
+from tests.unit.tongits.tongits_helpers import CLASSIC, KALARO, meld, table
 
 
 def _run(state: State, *steps: tuple[int, Action]) -> Result:

@@ -13,7 +13,6 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.unit.tongits.tongits_helpers import all_cards
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.cards import DECK
@@ -39,6 +38,7 @@ from kalaro.games.tongits import (
     options_for,
     to_act,
 )
+from tests.unit.tongits.tongits_helpers import all_cards
 
 RULESETS = st.sampled_from(
     [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.unit.tongits.tongits_helpers import CLASSIC, cards, meld, table
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.tongits import (
@@ -25,6 +24,7 @@ from kalaro.games.tongits import (
     event_for,
     legal_actions,
 )
+from tests.unit.tongits.tongits_helpers import CLASSIC, cards, meld, table
 
 
 def _code(state: State, seat: int, action: Action) -> str:

@@ -6,7 +6,6 @@ import random
 
 import msgspec
 import pytest
-from tests.unit.tongits.tongits_helpers import CLASSIC, KALARO, meld, play, table
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.tongits import (
@@ -35,6 +34,7 @@ from kalaro.games.tongits import (
     to_act,
     view,
 )
+from tests.unit.tongits.tongits_helpers import CLASSIC, KALARO, meld, play, table
 
 
 def _secret() -> tuple[State, list[object]]:
