@@ -34,6 +34,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("auth", "services.auth"),
     ServiceSpec("wallet", "services.wallet"),
     ServiceSpec("lobby", "services.lobby"),
+    ServiceSpec("bots", "services.bots"),
     ServiceSpec("engine-tongits", "services.engine", ("--game", "tongits")),
     ServiceSpec("engine-mahjong", "services.engine", ("--game", "mahjong")),
     ServiceSpec("engine-kawuxing", "services.engine", ("--game", "kawuxing")),

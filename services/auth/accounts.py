@@ -33,6 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import (
+    BOT_EMAIL_DOMAIN,
+    CreateBot,
     DecideHostRequest,
     GetProfile,
     GoogleSignIn,
@@ -61,7 +63,10 @@ from services.auth.throttle import Throttle
 
 log = logging.getLogger("services.auth")
 
-ROLE_ORDER: tuple[Role, ...] = ("player", "host", "admin")
+ROLE_ORDER: tuple[Role, ...] = ("player", "host", "admin", "bot")
+BOT_ROLES: tuple[Role, ...] = ("player", "bot")
+# Bot passwords are machine-made secrets (see services.bots); anything shorter is a mistake.
+MIN_BOT_PASSWORD = 16
 ADMIN_ROLES: tuple[Role, ...] = ("player", "host", "admin")
 
 MAX_DISPLAY_NAME = 40
@@ -218,8 +223,14 @@ def _email_taken() -> ServiceError:
     return ServiceError(codes.EMAIL_TAKEN, "an account with this email already exists")
 
 
+def is_bot_email(email: str) -> bool:
+    return email.endswith(f"@{BOT_EMAIL_DOMAIN}")
+
+
 async def sign_up(deps: AuthDeps, req: SignUp) -> TokenPair:
     email = normalize_email(req.email)
+    if is_bot_email(email):
+        raise _bad_request("that email domain is reserved; use your own email address")
     name = clean_display_name(req.display_name)
     problem = policy_problem(req.password, email)
     if problem is not None:
@@ -502,6 +513,8 @@ async def request_host(deps: AuthDeps, req: RequestHost) -> HostRequest:
                 raise ServiceError(codes.NOT_FOUND, "no such user")
             if "host" in _roles(user.roles):
                 raise ServiceError(codes.CONFLICT, "you can already host tables")
+            if "bot" in _roles(user.roles):
+                raise ServiceError(codes.FORBIDDEN, "bots do not host tables")
             existing = await _pending_request(conn, req.user_id)
             if existing is not None:
                 return _host_request(existing)
@@ -586,6 +599,74 @@ async def decide_host_request(deps: AuthDeps, req: DecideHostRequest) -> HostReq
         ).first()
     log.info("host request %s %s by %s", req.request_id, status, req.admin_id)
     return _host_request(row)
+
+
+# --- bot accounts (internal: the bots service) -------------------------------------------
+
+
+async def create_bot(deps: AuthDeps, req: CreateBot) -> UserProfile:
+    """Create a bot account, or make ``req.password`` the existing bot's password.
+
+    Only addresses under ``BOT_EMAIL_DOMAIN`` (which sign-up refuses) and only accounts
+    that already are bots can be touched, so this cannot take over a person's account.
+    The password is re-hashed only when it changed (the bots service asks on every
+    start). No ``UserRegistered``: bots never hold credits, so they get no welcome grant.
+    """
+    email = normalize_email(req.email)
+    if not is_bot_email(email):
+        raise _bad_request(f"bot accounts live under @{BOT_EMAIL_DOMAIN}")
+    name = clean_display_name(req.display_name)
+    if not MIN_BOT_PASSWORD <= len(req.password) <= MAX_SIGN_IN_PASSWORD:
+        raise ServiceError(
+            codes.WEAK_PASSWORD,
+            f"bot passwords have {MIN_BOT_PASSWORD} to {MAX_SIGN_IN_PASSWORD} characters",
+        )
+    async with deps.engine.connect() as conn:
+        existing = await _user_where(conn, users.c.email == email)
+    if existing is not None and "bot" not in _roles(existing.roles):
+        raise ServiceError(codes.CONFLICT, "that email belongs to an account that is not a bot")
+    same = existing is not None and await deps.passwords.verify(
+        existing.password_hash, req.password
+    )
+    if same and existing.display_name == name:
+        return _profile(existing)
+    new_hash = None if same else await deps.passwords.hash(req.password)
+    for attempt in range(2):
+        try:
+            async with deps.engine.begin() as conn:
+                row = await _user_where(conn, users.c.email == email, lock=True)
+                if row is None:
+                    if new_hash is None:  # deleted since we looked: hash and create it
+                        new_hash = await deps.passwords.hash(req.password)
+                    user_id = uuid.uuid4().hex
+                    await conn.execute(
+                        users.insert().values(
+                            id=user_id,
+                            email=email,
+                            display_name=name,
+                            password_hash=new_hash,
+                            roles=_roles_text(BOT_ROLES),
+                            created_at=deps.now_ms(),
+                        )
+                    )
+                    log.info("created bot %s (%s)", user_id, name)
+                else:
+                    if "bot" not in _roles(row.roles):
+                        raise ServiceError(
+                            codes.CONFLICT, "that email belongs to an account that is not a bot"
+                        )
+                    user_id = row.id
+                    values: dict[str, Any] = {"display_name": name}
+                    if new_hash is not None:
+                        values["password_hash"] = new_hash
+                    await conn.execute(users.update().where(users.c.id == user_id).values(values))
+                row = await _user_where(conn, users.c.id == user_id)
+            return _profile(row)
+        except IntegrityError:
+            if attempt == 0:
+                continue  # another replica created it at the same moment: update that one
+            raise
+    raise ServiceError(codes.CONFLICT, f"could not create bot {email}")  # pragma: no cover
 
 
 # --- the first admin -------------------------------------------------------------------

@@ -18,6 +18,7 @@ from kalaro.bus import Service
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.proto import subjects
 from kalaro.proto.auth import (
+    CreateBot,
     DecideHostRequest,
     GetProfile,
     GetPublicKeys,
@@ -123,4 +124,6 @@ def build_service(deps: AuthDeps) -> Service:
         DecideHostRequest,
         lambda req: accounts.decide_host_request(deps, req),
     )
+    # Internal: the gateway has no route to it; only the bots service asks.
+    service.add(subjects.AUTH_CREATE_BOT, CreateBot, lambda req: accounts.create_bot(deps, req))
     return service

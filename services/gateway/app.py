@@ -19,7 +19,7 @@ from kalaro.bus.runner import connect
 from kalaro.proto import errors as codes
 from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.settings import Settings
-from services.gateway import routes
+from services.gateway import routes, routes_practice
 from services.gateway.hub import Hub
 from services.gateway.security import KeyCache
 from services.gateway.ws import ws_endpoint
@@ -87,6 +87,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes.WalletController,
         routes.AdminController,
         routes.TablesController,
+        routes_practice.PracticeController,
         ws_endpoint,
         routes.public_config,
         routes.healthz,

@@ -13,7 +13,9 @@ from kalaro.bus import Service
 from kalaro.bus.jetstream import DurableConsumer, ensure_stream
 from kalaro.proto import subjects
 from kalaro.proto.lobby import (
+    AddBot,
     CancelTable,
+    CreatePractice,
     CreateTable,
     Deal,
     EndTable,
@@ -49,6 +51,8 @@ def build_service(lobby: Lobby) -> Service:
     service.add(subjects.LOBBY_CANCEL_TABLE, CancelTable, lobby.cancel_table)
     service.add(subjects.LOBBY_SET_CHAT, SetChat, lobby.set_chat)
     service.add(subjects.LOBBY_SEND_CHAT, SendChat, lobby.send_chat)
+    service.add(subjects.LOBBY_CREATE_PRACTICE, CreatePractice, lobby.create_practice)
+    service.add(subjects.LOBBY_ADD_BOT, AddBot, lobby.add_bot)
     return service
 
 

@@ -17,6 +17,14 @@ deal), hold every player's maximum loss at the wallet (all or nothing), ask the
 engine to start the hand, then CAS to ``playing``. Every failure on the way undoes
 what was done (void the holds, back to ``waiting``); the wallet's void is idempotent
 and keyed by the hand, which is what makes "undo" safe to repeat.
+
+Bots are players with the ``bot`` role, seated by the bots service (``bots.seat``). They
+never play for credits: a bot may sit only at a zero-bet table, and only in a seat the
+host kept for one (:meth:`Lobby.add_bot`, or :meth:`Lobby.create_practice`), which also
+lets bots into private and practice tables without an invite code. A practice table is a
+zero-bet table its creator (any player) hosts against bots: it is never listed, only its
+host and bots may sit there, it deals itself once every seat is ready, and it ends when
+its host leaves.
 """
 
 from __future__ import annotations
@@ -45,11 +53,14 @@ from kalaro.bus.store import StaleVersion, VersionedStore
 from kalaro.games.registry import GameRules, UnknownGame, rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
+from kalaro.proto.bots import BotSeated, SeatBot
 from kalaro.proto.engine import CancelHand, HandCancelled, HandStarted, Player, StartHand
 from kalaro.proto.lobby import (
+    AddBot,
     Caller,
     CancelTable,
     ChatSent,
+    CreatePractice,
     CreateTable,
     Deal,
     EndTable,
@@ -87,6 +98,7 @@ MAX_ENTROPY = 64
 MAX_CHAT = 300
 MAX_LIST = 200
 HOST_ROLES = frozenset({"host", "admin"})
+BOT_ROLE = "bot"
 CLOSED = ("ended", "cancelled")
 IN_HAND = ("dealing", "playing")
 
@@ -96,6 +108,9 @@ _CAS_ATTEMPTS = 12
 # Closed tables stay readable for a day (late sockets, hand history links), then go.
 _CLOSED_TTL_MS = 24 * 3600 * 1000
 _LIST_CHUNK = 200
+# A seat kept for a bot stays kept this long: the bots service sits its bot within a
+# second or two, and a lost request must not block the seat for good.
+_BOT_SEAT_HOLD_SECONDS = 30.0
 
 
 class TableRecord(msgspec.Struct, frozen=True):
@@ -108,6 +123,13 @@ class TableRecord(msgspec.Struct, frozen=True):
     last_hand_id: str | None = None  # the hand the engine most recently reported finished
     cancelled_hand_id: str | None = None  # the hand voided by CancelTable, for retries
     dealing_since: float = 0.0  # epoch seconds the current deal began (stale-deal rescue)
+    bot_seats: tuple[tuple[int, float], ...] = ()  # (seat, epoch seconds) kept for a bot
+
+
+def _cancelled(rec: TableRecord) -> TableRecord:
+    if rec.info.status in CLOSED:
+        return rec
+    return replace(rec, info=replace(rec.info, status="cancelled"))
 
 
 class _DealAborted(Exception):
@@ -164,6 +186,30 @@ def _with_seat(rec: TableRecord, index: int, seat: SeatInfo | None) -> TableReco
     return replace(rec, info=replace(rec.info, seats=tuple(seats)), entropy=tuple(entropy))
 
 
+def _kept_for_bots(rec: TableRecord, now: float) -> set[int]:
+    """Empty seats a bot is on its way to (the hold has not run out)."""
+    return {
+        seat
+        for seat, since in rec.bot_seats
+        if now - since < _BOT_SEAT_HOLD_SECONDS and rec.info.seats[seat] is None
+    }
+
+
+def _bot_seat(rec: TableRecord, seat: int | None, now: float) -> int:
+    """The seat a bot may take, or why not: bots never play for credits."""
+    info = rec.info
+    if info.bet > 0 or info.max_loss > 0:
+        raise _error(
+            codes.FORBIDDEN, "bots never play for credits: they sit only at zero-bet tables"
+        )
+    kept = _kept_for_bots(rec, now)
+    if seat is None and kept:
+        seat = min(kept)
+    if seat is None or seat not in kept:
+        raise _error(codes.FORBIDDEN, "a bot sits only in a seat the host kept for a bot")
+    return seat
+
+
 def _names(info: TableInfo, seats: list[int]) -> str:
     return ", ".join(s.display_name for i in seats if (s := info.seats[i]) is not None)
 
@@ -184,6 +230,7 @@ class Lobby:
         clock: Callable[[], float] = time.time,
         wallet_timeout: float = 5.0,
         engine_timeout: float = 10.0,
+        bots_timeout: float = 8.0,
         chat_limit: int = 5,
         chat_window_seconds: float = 10.0,
     ) -> None:
@@ -197,6 +244,7 @@ class Lobby:
         self._clock = clock
         self._wallet_timeout = wallet_timeout
         self._engine_timeout = engine_timeout
+        self._bots_timeout = bots_timeout
         # A deal still "dealing" after both peers' timeouts (plus margin) was interrupted
         # (a lobby replica died mid-deal); the host's next Deal rescues the table.
         self.stale_deal_seconds = 2 * (wallet_timeout + engine_timeout) + 5
@@ -257,50 +305,167 @@ class Lobby:
             raise _error(
                 codes.FORBIDDEN, "only hosts can create tables; ask an admin for host access"
             )
-        try:
-            rules = rules_for(req.game)
-        except UnknownGame as exc:
-            raise _error(codes.BAD_REQUEST, str(exc)) from None
+        rules = self._rules(req.game)
         options = self._options(rules, req.ruleset, req.options)
         if not 0 <= req.bet <= MAX_BET:
             raise _error(codes.BAD_REQUEST, f"the bet must be between 0 and {MAX_BET} credits")
-        seed, commitment = new_server_seed()
         invite_code = secrets.token_urlsafe(8) if req.private else None
+        info = TableInfo(
+            table_id="",
+            game=req.game,
+            ruleset=req.ruleset,
+            options=rules.options_dict(options),
+            bet=req.bet,
+            max_loss=rules.max_loss_units(options) * req.bet,
+            private=req.private,
+            chat_enabled=req.chat_enabled,
+            host_id=req.caller.user_id,
+            host_name=req.caller.display_name,
+            seats=(None,) * rules.seats,
+            status="waiting",
+            hand_no=0,
+            created_at=self._now_iso(),
+            version=1,
+        )
+        rec = await self._insert(
+            TableRecord(info, "", ("",) * rules.seats, invite_code=invite_code), listed=True
+        )
+        return TableCreated(rec.info, invite_code)
+
+    async def _insert(self, rec: TableRecord, *, listed: bool) -> TableRecord:
+        """Store a new table under a fresh id with a fresh seed; index it if ``listed``."""
+        seed, commitment = new_server_seed()
         created = self._clock()
         for _ in range(3):
             table_id = uuid.uuid4().hex[:16]
-            info = TableInfo(
-                table_id=table_id,
-                game=req.game,
-                ruleset=req.ruleset,
-                options=rules.options_dict(options),
-                bet=req.bet,
-                max_loss=rules.max_loss_units(options) * req.bet,
-                private=req.private,
-                chat_enabled=req.chat_enabled,
-                host_id=req.caller.user_id,
-                host_name=req.caller.display_name,
-                seats=(None,) * rules.seats,
-                status="waiting",
-                hand_no=0,
-                created_at=self._now_iso(),
-                version=1,
-                seed_commitment=commitment,
-            )
-            rec = TableRecord(
-                info=info,
-                server_seed=seed,
-                entropy=("",) * rules.seats,
-                invite_code=invite_code,
-            )
+            info = replace(rec.info, table_id=table_id, seed_commitment=commitment)
+            new = replace(rec, info=info, server_seed=seed)
             try:
-                await self._store.put(table_id, 0, msgspec.json.encode(rec))
+                await self._store.put(table_id, 0, msgspec.json.encode(new))
             except StaleVersion:  # an id collision; vanishingly rare, just pick another
                 continue
-            await self._redis.zadd(self._index, {table_id: int(created * 1000)})
+            if listed:
+                await self._redis.zadd(self._index, {table_id: int(created * 1000)})
             await self._publish_table(info)
-            return TableCreated(info, invite_code)
+            return new
         raise _error(codes.CONFLICT, "could not create the table; please try again")
+
+    @staticmethod
+    def _rules(game: str) -> GameRules:
+        try:
+            return rules_for(game)
+        except UnknownGame as exc:
+            raise _error(codes.BAD_REQUEST, str(exc)) from None
+
+    async def create_practice(self, req: CreatePractice) -> TableCreated:
+        """A zero-bet table hosted by the caller (any player) in seat 0, bots elsewhere.
+
+        Answers once every bot has sat down, so the table it returns is complete; if
+        the bots service cannot seat them all, the table is cancelled (no hand was
+        dealt, so nothing else needs undoing) and the error says so.
+        """
+        caller = req.caller
+        if BOT_ROLE in caller.roles:
+            raise _error(codes.FORBIDDEN, "bots do not start practice tables")
+        rules = self._rules(req.game)
+        options = self._options(rules, req.ruleset, req.options)
+        now = self._clock()
+        info = TableInfo(
+            table_id="",
+            game=req.game,
+            ruleset=req.ruleset,
+            options=rules.options_dict(options),
+            bet=0,
+            max_loss=0,
+            private=False,
+            chat_enabled=True,
+            host_id=caller.user_id,
+            host_name=caller.display_name,
+            seats=(SeatInfo(caller.user_id, caller.display_name),) + (None,) * (rules.seats - 1),
+            status="waiting",
+            hand_no=0,
+            created_at=self._now_iso(),
+            version=1,
+            practice=True,
+        )
+        bot_seats = range(1, rules.seats)
+        rec = TableRecord(
+            info, "", ("",) * rules.seats, bot_seats=tuple((seat, now) for seat in bot_seats)
+        )
+        # Never listed: a practice table is its host's alone (they open it by its id).
+        rec = await self._insert(rec, listed=False)
+        table_id = rec.info.table_id
+        outcomes = await asyncio.gather(
+            *(self._seat_bot(rec.info, seat) for seat in bot_seats), return_exceptions=True
+        )
+        failed = [o for o in outcomes if isinstance(o, BaseException)]
+        if failed:
+            await self._update(table_id, _cancelled)
+            first = failed[0]
+            if not isinstance(first, ServiceError):
+                raise first
+            raise _error(first.code, f"could not seat the bots ({first.message}); please try again")
+        _, rec = await self._load(table_id)
+        return TableCreated(rec.info)
+
+    async def add_bot(self, req: AddBot) -> TableInfo:
+        """Keep a seat for a bot, then have the bots service sit one there (host, 0 bet)."""
+        now = self._clock()
+        chosen: list[int] = []
+
+        def keep(rec: TableRecord) -> TableRecord:
+            info = rec.info
+            _require_host(info, req.caller)
+            _require_open(info)
+            if info.bet > 0:
+                raise _error(
+                    codes.FORBIDDEN,
+                    "bots never play for credits: only zero-bet tables can have bots",
+                )
+            kept = _kept_for_bots(rec, now)
+            if req.seat is None:
+                free = [i for i, s in enumerate(info.seats) if s is None and i not in kept]
+                if not free:
+                    raise _error(codes.CONFLICT, "there is no free seat for a bot")
+                seat = free[0]
+            else:
+                seat = req.seat
+                if not 0 <= seat < len(info.seats):
+                    raise _error(
+                        codes.BAD_REQUEST, f"seat must be between 0 and {len(info.seats) - 1}"
+                    )
+                if info.seats[seat] is not None:
+                    raise _error(codes.CONFLICT, f"seat {seat} is taken")
+                if seat in kept:
+                    raise _error(codes.CONFLICT, f"a bot is already on its way to seat {seat}")
+            chosen[:] = [seat]
+            held = tuple(k for k in rec.bot_seats if k[0] in kept)
+            return replace(rec, bot_seats=(*held, (seat, now)))
+
+        rec = await self._update(req.table_id, keep)
+        await self._seat_bot(rec.info, chosen[0])
+        _, rec = await self._load(req.table_id)
+        return rec.info
+
+    async def _seat_bot(self, info: TableInfo, seat: int) -> BotSeated:
+        """Ask the bots service to sit a bot in ``seat``; free the seat if it cannot."""
+        try:
+            return await request(
+                self._nc,
+                subjects.BOTS_SEAT,
+                SeatBot(info.table_id, seat, info.game),
+                BotSeated,
+                timeout=self._bots_timeout,
+            )
+        except RemoteError:
+            # A bot that turns up late finds its seat no longer kept and is refused.
+            def release(rec: TableRecord) -> TableRecord:
+                if all(k[0] != seat for k in rec.bot_seats):
+                    return rec
+                return replace(rec, bot_seats=tuple(k for k in rec.bot_seats if k[0] != seat))
+
+            await self._update(info.table_id, release)
+            raise
 
     @staticmethod
     def _options(rules: GameRules, ruleset: str, options: dict[str, Any]) -> Any:
@@ -349,6 +514,8 @@ class Lobby:
 
     @staticmethod
     def _listed(info: TableInfo, req: ListTables) -> bool:
+        if info.practice:  # never indexed; this only guards against an old index entry
+            return False
         if req.game is not None and info.game != req.game:
             return False
         return not (req.open_seats_only and None not in info.seats)
@@ -361,6 +528,8 @@ class Lobby:
 
     async def sit(self, req: Sit) -> TableInfo:
         caller = req.caller
+        is_bot = BOT_ROLE in caller.roles
+        now = self._clock()
 
         def check(rec: TableRecord) -> int:
             info = rec.info
@@ -368,6 +537,11 @@ class Lobby:
             already = _seat_of(info, caller.user_id)
             if already is not None:
                 raise _error(codes.CONFLICT, f"you are already sitting in seat {already}")
+            if is_bot:
+                return _bot_seat(rec, req.seat, now)
+            if info.practice and caller.user_id != info.host_id:
+                raise _error(codes.FORBIDDEN, "a practice table is for its host and bots only")
+            kept = _kept_for_bots(rec, now)
             if info.private and caller.user_id != info.host_id:
                 given = (req.invite_code or "").encode()
                 if not hmac.compare_digest(given, (rec.invite_code or "").encode()):
@@ -378,13 +552,16 @@ class Lobby:
                         else "that invite code is not right for this table",
                     )
             if req.seat is None:
-                if None not in info.seats:
+                free = [i for i, s in enumerate(info.seats) if s is None and i not in kept]
+                if not free:
                     raise _error(codes.CONFLICT, "the table is full")
-                return info.seats.index(None)
+                return free[0]
             if not 0 <= req.seat < len(info.seats):
                 raise _error(codes.BAD_REQUEST, f"seat must be between 0 and {len(info.seats) - 1}")
             if info.seats[req.seat] is not None:
                 raise _error(codes.CONFLICT, f"seat {req.seat} is taken")
+            if req.seat in kept:
+                raise _error(codes.CONFLICT, f"seat {req.seat} is kept for a bot")
             return req.seat
 
         # Check what needs no I/O first, so a wrong code or a full table never costs a
@@ -395,7 +572,12 @@ class Lobby:
 
         def take(rec: TableRecord) -> TableRecord:
             seat = check(rec)
-            return _with_seat(rec, seat, SeatInfo(caller.user_id, caller.display_name))
+            taken = _with_seat(
+                rec, seat, SeatInfo(caller.user_id, caller.display_name, is_bot=is_bot)
+            )
+            if not is_bot:
+                return taken
+            return replace(taken, bot_seats=tuple(k for k in rec.bot_seats if k[0] != seat))
 
         return (await self._update(req.table_id, take)).info
 
@@ -421,7 +603,11 @@ class Lobby:
         def go(rec: TableRecord) -> TableRecord:
             seat = _require_seat(rec.info, req.caller)
             _require_between_hands(rec.info, "use leave after this hand")
-            return _with_seat(rec, seat, None)
+            gone = _with_seat(rec, seat, None)
+            if rec.info.practice and req.caller.user_id == rec.info.host_id:
+                # A practice table is its host's: without them the bots would play alone.
+                return replace(gone, info=replace(gone.info, status="ended"))
+            return gone
 
         return (await self._update(req.table_id, go)).info
 
@@ -455,7 +641,23 @@ class Lobby:
                 changed = replace(changed, entropy=tuple(entropy))
             return changed
 
-        return (await self._update(req.table_id, ready)).info
+        info = (await self._update(req.table_id, ready)).info
+        if info.practice and req.ready:
+            return await self._deal_practice(info)
+        return info
+
+    async def _deal_practice(self, info: TableInfo) -> TableInfo:
+        """A practice table deals itself when the last seat taps Ready (as its host)."""
+        if info.status != "waiting" or any(s is None or not s.ready for s in info.seats):
+            return info
+        try:
+            return await self.deal(Deal(Caller(info.host_id, info.host_name), info.table_id))
+        except ServiceError as exc:
+            # Usually another Ready dealt first; a failed deal has already said why on the
+            # table (everyone un-readied), and the next round of Ready tries again.
+            log.info("practice table %s: no deal (%s)", info.table_id, exc)
+            _, rec = await self._load(info.table_id)
+            return rec.info
 
     async def remove_player(self, req: RemovePlayer) -> TableInfo:
         def remove(rec: TableRecord) -> TableRecord:
@@ -484,6 +686,8 @@ class Lobby:
             _require_open(info)
             if info.status in IN_HAND:
                 raise _error(codes.CONFLICT, "a hand is already in progress at this table")
+            if info.bet > 0 and any(s is not None and s.is_bot for s in info.seats):
+                raise _error(codes.FORBIDDEN, "bots never play for credits")  # sit refuses
             empty = [i for i, s in enumerate(info.seats) if s is None]
             if empty:
                 raise _error(
@@ -731,6 +935,7 @@ class Lobby:
                 invite_code=rec.invite_code,
                 last_hand_id=event.hand_id,
                 cancelled_hand_id=rec.cancelled_hand_id,
+                bot_seats=rec.bot_seats,
             )
 
         try:

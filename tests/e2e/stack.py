@@ -89,6 +89,7 @@ class Stack:
             KALARO_ADMIN_EMAIL=ADMIN_EMAIL,
             KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD,
             KALARO_WELCOME_GRANT="1000",
+            KALARO_BOT_THINK_MS="40",  # bots think briefly, so whole hands fit in a test
             PYTHONUNBUFFERED="1",
         )
         self.processes: dict[str, subprocess.Popen[bytes]] = {}

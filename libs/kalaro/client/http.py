@@ -224,3 +224,16 @@ class KalaroClient:
         from kalaro.client.socket import TableSocket
 
         return TableSocket(self, reconnect=reconnect, keep_frames=keep_frames)
+
+    # --- practice tables and bots ---------------------------------------------------------
+    async def create_practice(
+        self, game: str, *, ruleset: str = "kalaro", options: dict[str, Any] | None = None
+    ) -> lb.TableCreated:
+        """A zero-bet table against bots, you in seat 0; tap Ready and it deals itself."""
+        body = {"game": game, "ruleset": ruleset, "options": options or {}}
+        return await self.call("POST", "/api/practice", lb.TableCreated, body)
+
+    async def add_bot(self, table_id: str, seat: int | None = None) -> lb.TableInfo:
+        """Seat a bot at your zero-bet table (``seat`` None: the first free seat)."""
+        path = f"/api/tables/{table_id}/bots"
+        return await self.call("POST", path, lb.TableInfo, {"seat": seat})

@@ -115,3 +115,19 @@ class RemovePlayerBody(_Strict, frozen=True):
 
 class ChatSettingBody(_Strict, frozen=True):
     enabled: bool
+
+
+# --- practice tables and bots ------------------------------------------------------------
+class PracticeBody(_Strict, frozen=True):
+    """``POST /api/practice``: a zero-bet table against bots, in one click."""
+
+    # Any game; one the bots service has no policy for is refused with the reason.
+    game: Literal["tongits", "mahjong", "kawuxing"]
+    ruleset: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] = "kalaro"
+    options: dict[str, Any] = {}
+
+
+class AddBotBody(_Strict, frozen=True):
+    """``POST /api/tables/{id}/bots``: seat a bot (host; zero-bet tables only)."""
+
+    seat: Annotated[int, msgspec.Meta(ge=0, le=7)] | None = None

@@ -11,7 +11,10 @@ from typing import Literal
 
 import msgspec
 
-Role = Literal["player", "host", "admin"]
+Role = Literal["player", "host", "admin", "bot"]
+#: Bot accounts live under this domain only: reserved (``.invalid`` never resolves), so
+#: no person can sign up with it and take a bot's name first.
+BOT_EMAIL_DOMAIN = "bots.kalaro.invalid"
 RequestStatus = Literal["pending", "approved", "rejected"]
 
 
@@ -117,3 +120,16 @@ class UserRegistered(msgspec.Struct, frozen=True):
     user_id: str
     email: str
     display_name: str
+
+
+class CreateBot(msgspec.Struct, frozen=True):
+    """Bots service → auth (``auth.bots.create``, internal: the gateway never maps it).
+
+    Creates the bot account (roles player and bot) or, if it exists, makes ``password``
+    its password, so the bots service can always sign its bots in with what it holds.
+    ``email`` must be under :data:`BOT_EMAIL_DOMAIN`. Bots get no welcome grant.
+    """
+
+    email: str
+    display_name: str
+    password: str

@@ -158,3 +158,23 @@ class HandFinished(msgspec.Struct, frozen=True):
     hand_id: str
     next_dealer: int | None
     voided: bool = False
+
+
+class CreatePractice(msgspec.Struct, frozen=True):
+    """A practice table in one step: zero bet, the caller (any player) at seat 0 as its
+    host, every other seat a bot. Not listed publicly; deals itself when all are ready.
+    """
+
+    caller: Caller
+    game: Game
+    ruleset: str = "kalaro"
+    options: dict[str, Any] = {}
+
+
+class AddBot(msgspec.Struct, frozen=True):
+    """The host (or an admin) seats a bot at a zero-bet table; ``seat`` None: the first
+    free seat. Bots never play for credits, so a table with a bet refuses."""
+
+    caller: Caller
+    table_id: str
+    seat: int | None = None

@@ -18,6 +18,7 @@ AUTH_PUBLIC_KEYS = "auth.public_keys"
 AUTH_REQUEST_HOST = "auth.host_requests.create"
 AUTH_LIST_HOST_REQUESTS = "auth.host_requests.list"
 AUTH_DECIDE_HOST_REQUEST = "auth.host_requests.decide"
+AUTH_CREATE_BOT = "auth.bots.create"  # internal: the bots service only
 
 # --- wallet: the credit ledger -----------------------------------------------------
 WALLET_WELCOME_GRANT = "wallet.welcome_grant"
@@ -46,6 +47,11 @@ LOBBY_END_TABLE = "lobby.tables.end"
 LOBBY_CANCEL_TABLE = "lobby.tables.cancel"
 LOBBY_SET_CHAT = "lobby.chat.set"
 LOBBY_SEND_CHAT = "lobby.chat.send"
+LOBBY_CREATE_PRACTICE = "lobby.practice.create"
+LOBBY_ADD_BOT = "lobby.seats.add_bot"
+
+# --- bots: seat a bot account that plays through the gateway -----------------------
+BOTS_SEAT = "bots.seat"
 
 
 # --- engine workers: one queue group per game --------------------------------------

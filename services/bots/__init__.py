@@ -1,0 +1,1 @@
+"""The bots service: bot accounts that play at tables like people do, through the gateway."""

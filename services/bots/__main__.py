@@ -1,0 +1,50 @@
+"""``python -m services.bots``: seat and play bots until SIGTERM (they resume elsewhere)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import redis.asyncio as aioredis
+
+from kalaro.bus.runner import connect, serve
+from kalaro.settings import Settings, load_settings
+from services.bots.service import SERVICE_NAME, Bots, build_service
+from services.bots.settings import load_bot_settings
+
+log = logging.getLogger("kalaro.bots")
+
+
+async def run(settings: Settings) -> None:
+    bot_settings = load_bot_settings(settings)
+    redis = aioredis.from_url(settings.redis_url)
+    try:
+        nc = await connect(settings.nats_url, SERVICE_NAME)
+        bots = Bots(nc, redis, bot_settings)
+        log.info(
+            "bots play through %s (think %d ms, %s policy, %d accounts)",
+            bot_settings.gateway_url, bot_settings.think_ms, bot_settings.policy,
+            bot_settings.pool_size,
+        )  # fmt: skip
+        await serve(
+            build_service(bots),
+            nc,
+            health_port=settings.health_port,
+            on_start=bots.start,
+            on_stop=bots.stop,
+        )
+    finally:
+        await redis.aclose()
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # The SDK's HTTP client logs every request at INFO: far too chatty for a bot.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    asyncio.run(run(load_settings()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""REST routes for practice tables and bots: thin forwarding to the lobby, like routes.py.
+
+Both wait for the bots service to sit its bots down through this same gateway, so they
+allow the lobby longer than the default request time (the lobby gives up on the bots
+first and says so).
+"""
+
+from __future__ import annotations
+
+from litestar import Controller, Request, post
+from litestar.di import Provide
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import request as bus_request
+from kalaro.proto import api, subjects
+from kalaro.proto import lobby as lb
+from kalaro.tokens import AccessClaims
+from services.gateway.routes import TableId, provide_claims
+
+#: Longer than the lobby's own wait for the bots service (8 s), so its error gets through.
+BOTS_REQUEST_SECONDS = 15.0
+
+
+def _caller(claims: AccessClaims) -> lb.Caller:
+    return lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
+
+
+class PracticeController(Controller):
+    """Practice tables (any player) and bots at zero-bet tables (their host)."""
+
+    path = "/api"
+    tags = ["tables"]
+    dependencies = {"claims": Provide(provide_claims)}
+
+    @post("/practice", status_code=201, summary="Start a practice table against bots")
+    async def create_practice(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        data: api.PracticeBody,
+    ) -> lb.TableCreated:
+        message = lb.CreatePractice(_caller(claims), data.game, data.ruleset, data.options)
+        nc: NATS = request.app.state.nc
+        return await bus_request(
+            nc, subjects.LOBBY_CREATE_PRACTICE, message, lb.TableCreated,
+            timeout=BOTS_REQUEST_SECONDS,
+        )  # fmt: skip
+
+    @post("/tables/{table_id:str}/bots", status_code=200, summary="Seat a bot (host, 0 bet)")
+    async def add_bot(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: AccessClaims,
+        table_id: TableId,
+        data: api.AddBotBody,
+    ) -> lb.TableInfo:
+        message = lb.AddBot(_caller(claims), table_id, data.seat)
+        nc: NATS = request.app.state.nc
+        return await bus_request(
+            nc, subjects.LOBBY_ADD_BOT, message, lb.TableInfo, timeout=BOTS_REQUEST_SECONDS
+        )

@@ -1,0 +1,43 @@
+"""Fixtures for the bots' integration tests: the auth service (for bot accounts).
+
+The engine workers the bots play against are started by the tests themselves (see
+``test_bot_player``); the auth service here is the real one on real NATS, Redis and SQL
+(SQLite, and PostgreSQL when reachable), with its own database per test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+from nats.aio.client import Client as NATS
+
+from kalaro.sql import create_engine, migrate
+from services.auth.accounts import AuthDeps
+from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.service import bootstrap, build_service
+from tests.integration.auth.harness import auth_settings
+
+
+@pytest.fixture
+async def auth(
+    nc: NATS, redis: aioredis.Redis, database_url: str, tmp_path: Path, unique: str
+) -> AsyncIterator[AuthDeps]:
+    """A running auth service (queue group ``auth``); yields its dependencies."""
+    jwks = tmp_path / "google-jwks.json"
+    jwks.write_text('{"keys": []}')
+    settings = auth_settings(database_url, tmp_path, jwks)
+    engine = create_engine(database_url)
+    await migrate(engine, COMPONENT, MIGRATIONS)
+    deps = await bootstrap(
+        settings, engine=engine, redis=redis, nc=nc, throttle_prefix=f"test:{unique}:throttle:"
+    )
+    service = build_service(deps)
+    await service.start(nc)
+    try:
+        yield deps
+    finally:
+        await service.stop()
+        await engine.dispose()

@@ -1,0 +1,105 @@
+"""The bots service's own state on real NATS and Redis: refusals, and who resumes whom.
+
+Seated bots are assignments in Redis owned by a replica with a lease; a replica resumes
+the bots of replicas whose lease ran out, by compare-and-set, so each bot is resumed by
+exactly one replica. Playing is replaced by a recorder here (``test_bot_player`` plays).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import RemoteError, request
+from kalaro.proto import errors as codes
+from kalaro.proto import subjects
+from kalaro.proto.bots import BotSeated, SeatBot
+from services.bots.accounts import BotAccount
+from services.bots.player import BotSeat
+from services.bots.service import Assignment, Bots, build_service
+from services.bots.settings import BotSettings
+
+
+class RecordingBots(Bots):
+    """Bots whose 'playing' is writing down which assignment it would play."""
+
+    def __init__(self, *args: object, **kw: object) -> None:
+        super().__init__(*args, **kw)  # type: ignore[arg-type]
+        self.played: list[Assignment] = []
+
+    def _play(self, assignment: Assignment, account: BotAccount) -> BotSeat:
+        self.played.append(assignment)
+        idle = asyncio.create_task(asyncio.sleep(3600))  # "playing" until stopped
+        self.playing[(assignment.table_id, assignment.seat)] = (None, idle, assignment)  # type: ignore[assignment]
+        return None  # type: ignore[return-value]
+
+
+def settings(unique: str) -> BotSettings:
+    # Nothing listens on port 9: a bot that tries to reach the gateway fails at once.
+    return BotSettings("http://127.0.0.1:9", b"secret", redis_prefix=f"test:{unique}:bots:")
+
+
+@pytest.fixture
+async def replicas(
+    nc: NATS, redis: aioredis.Redis, unique: str
+) -> AsyncIterator[list[RecordingBots]]:
+    made: list[RecordingBots] = []
+    for name in ("a", "b"):
+        made.append(RecordingBots(nc, redis, settings(unique), replica=f"{unique}-{name}"))
+    yield made
+    for bots in made:
+        await bots.stop()
+
+
+async def assign(redis: aioredis.Redis, bots: Bots, table: str, owner: str) -> Assignment:
+    assignment = Assignment(table, 1, "tongits", 3, owner)
+    key = f"{bots.settings.redis_prefix}assignments"
+    await redis.hset(key, assignment.hash_field, msgspec.json.encode(assignment))
+    return assignment
+
+
+async def test_bots_resume_only_what_a_gone_replica_left(
+    redis: aioredis.Redis, replicas: list[RecordingBots], unique: str
+) -> None:
+    a, b = replicas
+    live = await assign(redis, a, f"{unique}-live", a.replica)
+    await a.sweep()  # a is alive (its lease is fresh) and plays its own bot
+    assert a.played == [live]
+    a.played.clear()
+    orphans = [await assign(redis, a, f"{unique}-t{i}", f"{unique}-gone") for i in range(5)]
+    # Both replicas look at once: every orphan is resumed, each by exactly one of them.
+    await asyncio.gather(a.sweep(), b.sweep())
+    resumed = [x.table_id for x in a.played + b.played]
+    assert sorted(resumed) == sorted(o.table_id for o in orphans)
+    assert {x.owner for x in a.played} <= {a.replica} and {x.owner for x in b.played} <= {b.replica}
+    # a stops (a redeploy): it gives up its lease, and b takes over a's bots at once.
+    live_before = len(b.played)
+    await a.stop()
+    await b.sweep()
+    taken = [x.table_id for x in b.played[live_before:]]
+    assert f"{unique}-live" in taken
+    assert set(taken) == {f"{unique}-live", *(x.table_id for x in a.played)}
+
+
+async def test_seat_refuses_a_game_without_bots_and_an_unreachable_gateway(
+    nc: NATS, redis: aioredis.Redis, unique: str
+) -> None:
+    bots = Bots(nc, redis, settings(unique), replica=f"{unique}-s")
+    service = build_service(bots)
+    await service.start(nc)
+    try:
+        with pytest.raises(RemoteError) as refused:
+            await request(nc, subjects.BOTS_SEAT, SeatBot("t", 1, "chess"), BotSeated)
+        assert refused.value.code == codes.BAD_REQUEST and "chess" in refused.value.message
+        # No auth service and no gateway: the lobby hears "unavailable", not silence.
+        with pytest.raises(RemoteError) as away:
+            await request(nc, subjects.BOTS_SEAT, SeatBot("t", 1, "tongits"), BotSeated)
+        assert away.value.code == codes.UNAVAILABLE
+    finally:
+        await service.stop()
+        await bots.stop()
