@@ -13,18 +13,26 @@ from tests.e2e.stack import Stack
 
 
 @pytest.fixture(scope="session")
-def stack(
-    tmp_path_factory: pytest.TempPathFactory, nats_server: NatsServer, redis_server: RedisServer
-) -> Iterator[Stack]:
-    running = Stack(tmp_path_factory.mktemp("stack"), nats_server, redis_server)
-    for spec in SERVICES:
-        running.start(spec)
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Every service of ``make run``, on a nats-server and redis-server of its own.
+
+    Its own servers, not the session's: the stack's services join the same queue
+    groups as the services the integration tests start, and must never answer them.
+    """
+    root = tmp_path_factory.mktemp("stack")
+    nats = NatsServer(root / "nats").start()
+    redis = RedisServer(root / "redis").start()
+    running = Stack(root, nats, redis)
     try:
+        for spec in SERVICES:
+            running.start(spec)
         running.wait_ready()
         yield running
     finally:
         for name in list(running.processes):
             running.stop(name)
+        redis.stop()
+        nats.stop()
 
 
 @pytest.fixture
