@@ -95,7 +95,7 @@ class DurableConsumer:
         while not self._stopping.is_set():
             try:
                 messages = await sub.fetch(self._batch, timeout=1.0)
-            except (NatsTimeout, asyncio.TimeoutError):
+            except (TimeoutError, NatsTimeout):
                 continue  # nothing new within the fetch window
             except Exception:
                 if self._stopping.is_set():
