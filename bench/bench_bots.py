@@ -7,8 +7,8 @@ one chair round the table every hand so position does not bias the result):
 
 1. Smart against random-legal bots (one smart seat, the rest random) over 10,000 hands
    (1,000 with ``--quick``): the smart bot's win rate with its 95% Wilson interval
-   against chance (1/3 for Tongits, 1/4 for Mahjong), and its average result in units
-   of the bet with a 95% interval.
+   against chance (1/3 for Tongits and Ka Wu Xing, 1/4 for Mahjong), and its average
+   result in units of the bet with a 95% interval.
 2. Pure simulation speed: hands per second of random against random and of smart
    against random (every view built, every choice checked against the legal actions),
    by the wall clock and by this process's CPU time (the fairer figure on a busy
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from kalaro.bots.simulate import Report, simulate
 
-GAMES = {"tongits": 3, "mahjong": 4}
+GAMES = {"tongits": 3, "mahjong": 4, "kawuxing": 3}
 
 
 def _run(game: str, seats: list[str], hands: int, seed: int) -> Report:

@@ -110,13 +110,16 @@ export function render(root, app) {
     }
   }
 
+  // Short labels that never break inside (non-breaking spaces in "Ka Wu Xing"): on a
+  // phone the pills wrap whole onto a second row instead of splitting into stacked words.
   const filters = h("div.filters", { role: "radiogroup", "aria-label": "Show tables of" },
-    [["", "All games"], ["tongits", "Tongits"], ["mahjong", "Mahjong"], ["kawuxing", "Ka Wu Xing"]].map(([value, label]) =>
+    [["", "All"], ["tongits", "Tongits"], ["mahjong", "Mahjong"], ["kawuxing", "Ka\u00a0Wu\u00a0Xing"]].map(([value, label]) =>
       h("label.pill", {},
         h("input", {
           type: "radio",
           name: "game-filter",
           value,
+          "aria-label": value ? undefined : "All games",
           checked: filter === value,
           onchange: () => {
             filter = value;
@@ -126,6 +129,7 @@ export function render(root, app) {
         }),
         h("span", {}, label))),
   );
+  filters.style.flexWrap = "wrap";
 
   const welcome = sessionStorage.getItem("kalaro.welcome") ? welcomeBanner(app) : null;
   const hostingSlot = h("div.hosting-slot");

@@ -11,7 +11,7 @@ import { first, ofType } from "./legal.js";
 const WINDS = ["東", "南", "西", "北"];
 const WIND_NAMES = ["East", "South", "West", "North"];
 const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits"];
-const KNOWN_ACTIONS = ["draw", "discard", "declare_kang", "declare_kong", "declare_win", "claim", "pass", "time_out"];
+const KNOWN_ACTIONS = ["draw", "discard", "show_hand", "declare_kang", "declare_kong", "declare_win", "claim", "pass", "time_out"];
 const CLAIM_LABEL = { mahjong: "Mahjong!", win: "Win!", kang: "Kang", kong: "Kong", pong: "Pong", chow: "Chow" };
 const KANGS = ["declare_kang", "declare_kong"];
 // Where each seat sits, counted from the viewer, for 4 and 3 players.
@@ -30,7 +30,7 @@ export function prompt(view, seat, name) {
     const kinds = [...new Set(claims.map((c) => CLAIM_LABEL[c.kind] || c.kind))].join(", ");
     return `${name(view.call.discarder)} discarded ${tileLabel(view.call.tile)}. You may ${kinds}, or pass.`;
   }
-  if (first(legal, "declare_win")) return "Your hand is complete: Mahjong!";
+  if (first(legal, "declare_win")) return `Your hand is complete: ${view.options?.ruleset === "kawuxing" ? "Win" : "Mahjong"}!`;
   if (first(legal, "draw")) return "Your turn: draw a tile.";
   if (first(legal, "discard")) return "Choose a tile to discard.";
   return "";
@@ -72,10 +72,12 @@ function seatArea(ctx, s, where) {
       view.dealer === s ? h("span.chip.dealer", { title: "Dealer" }, "D") : null,
       p.shown ? h("span.chip.turn", {}, "Hand shown") : null,
       ctx.seat === s ? null : h("span.hand-count", { "aria-label": `${p.hand_size} concealed tiles` },
-        h("span.mini-wall", { "aria-hidden": "true" }, Array.from({ length: Math.min(p.hand_size, 17) }, () => tileBack({ small: true }))),
+        open ? null : h("span.mini-wall", { "aria-hidden": "true" }, Array.from({ length: Math.min(p.hand_size, 17) }, () => tileBack({ small: true }))),
         h("span.count", {}, String(p.hand_size))),
       acting ? h("span.chip.turn", {}, "to play") : null),
-    open ? h("div.mj-exposed", { "aria-label": `${ctx.name(s)}'s shown hand` }, sortTiles(p.hand).map((t) => tileView(t, { small: true }))) : null,
+    open ? h("div.mj-exposed.shown-hand", { "aria-label": `${ctx.name(s)}'s shown hand` },
+      h("span.small", { "aria-hidden": "true" }, "Shown hand:"),
+      sortTiles(p.hand).map((t) => tileView(t, { small: true }))) : null,
     p.melds.length || flowers.length
       ? h("div.mj-exposed", {},
         p.melds.map(meldRow),
@@ -163,6 +165,9 @@ function actionBar(ctx) {
   const draw = first(legal, "draw");
   const win = first(legal, "declare_win");
   const discard = selection.length === 1 ? legal.find((a) => a.type === "discard" && a.tile === selection[0]) : null;
+  // Ka Wu Xing: Show Hand is a discard that leaves the hand waiting; offered per tile.
+  const shows = ofType(legal, "show_hand");
+  const show = selection.length === 1 ? shows.find((a) => a.tile === selection[0]) || null : null;
   const kangs = legal.filter((a) => KANGS.includes(a.type));
   const kong = ctx.table.game === "kawuxing" ? "Kong" : "Kang";
   const unknown = legal.filter((a) => !KNOWN_ACTIONS.includes(a.type));
@@ -172,11 +177,30 @@ function actionBar(ctx) {
   return h("div.action-bar#actions", { role: "group", "aria-label": "Your moves" },
     btn("draw", "Draw", draw, true),
     btn("discard", "Discard", discard, Boolean(discard)),
+    ctx.table.game === "kawuxing"
+      ? btn("show-hand", "Show Hand", show, false, show
+        ? `Show Hand: discard ${tileLabel(show.tile)} and lay your waiting hand open (win and loss doubled)`
+        : shows.length ? `Show Hand: select one of ${shows.map((a) => tileLabel(a.tile)).join(", ")} first` : "Show Hand (your hand is not waiting)")
+      : null,
     kangs.length
       ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile }, disabled: ctx.busy, "aria-label": `${kong} of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, `${kong} `, tileView(k.tile, { small: true })))
       : btn("kang", kong, null),
     btn("mahjong", ctx.table.game === "kawuxing" ? "Win!" : "Mahjong!", win, Boolean(win)),
-    unknown.map((a, i) => h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))));
+    unknown.map((a, i) => h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))),
+    shows.length ? showChoices(ctx, shows) : null);
+}
+
+/** Ka Wu Xing: the discards that allow Show Hand; tapping one selects it in the hand. */
+function showChoices(ctx, shows) {
+  return h("div.waits#show-tiles", { "aria-label": "Discards that leave your hand waiting: Show Hand possible" },
+    h("span.small", {}, "Show Hand with"),
+    shows.map((a) => h("button.show-pick", {
+      type: "button",
+      dataset: { tile: a.tile },
+      disabled: ctx.busy,
+      "aria-label": `Select ${tileLabel(a.tile)} for Show Hand`,
+      onclick: () => ctx.setSelection([a.tile]),
+    }, tileView(a.tile, { small: true }))));
 }
 
 function hint(ctx) {
@@ -188,7 +212,10 @@ function hint(ctx) {
   if (first(legal, "pass")) return "Pass or wait for the call window to close.";
   if (view.phase === "calls") return "Waiting for claims on the discard…";
   if (first(legal, "draw")) return "Your turn: Draw a tile from the wall.";
-  if (first(legal, "declare_win")) return "Your hand is complete — tap Mahjong!";
+  const kawuxing = ctx.table.game === "kawuxing";
+  if (kawuxing && view.players[seat]?.shown && first(legal, "declare_win")) return "Your draw completes your shown hand — tap Win! (or Discard it to let it go).";
+  if (first(legal, "declare_win")) return `Your hand is complete — tap ${kawuxing ? "Win" : "Mahjong"}!`;
+  if (first(legal, "show_hand")) return "Tap a tile, then Discard — or Show Hand: your waiting hand is laid open and your win and loss double.";
   if (first(legal, "discard")) return "Tap a tile, then Discard.";
   return `Waiting for ${ctx.name(view.turn)}…`;
 }

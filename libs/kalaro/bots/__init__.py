@@ -11,8 +11,9 @@ Given the same view and the same rng state a policy makes the same choice.
     action = policy.choose(view, rng)  # one of view.legal_actions, or None
 
 Names: ``"random"`` (uniform over the legal actions) and ``"smart"`` (see
-:mod:`kalaro.bots.tongits` and :mod:`kalaro.bots.mahjong`). ``kalaro simulate``
-(:mod:`kalaro.bots.simulate`) plays them against each other with the pure engines.
+:mod:`kalaro.bots.tongits`, :mod:`kalaro.bots.mahjong` and :mod:`kalaro.bots.kawuxing`).
+``kalaro simulate`` (:mod:`kalaro.bots.simulate`) plays them against each other with the
+pure engines.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Policy(Protocol):
 _LEGAL: dict[str, Callable[[Any], tuple[Any, ...]]] = {
     "tongits": lambda view: tuple(view.legal_actions),
     "mahjong": lambda view: tuple(view.legal),
+    "kawuxing": lambda view: tuple(view.legal),
 }
 
 
@@ -94,6 +96,10 @@ def policy_for(game: str, name: str) -> Policy:
             from kalaro.bots.tongits import SmartTongits
 
             return SmartTongits()
+        if game == "kawuxing":
+            from kalaro.bots.kawuxing import SmartKaWuXing
+
+            return SmartKaWuXing()
         from kalaro.bots.mahjong import SmartMahjong
 
         return SmartMahjong()

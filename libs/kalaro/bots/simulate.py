@@ -203,6 +203,7 @@ class _Tally:
 _WINNERS: dict[str, Callable[[Any], tuple[int, ...]]] = {
     "tongits": lambda result: tuple(result.winners),
     "mahjong": lambda result: () if result.winner is None else (result.winner,),
+    "kawuxing": lambda result: tuple(result.winners),
 }
 
 
