@@ -204,3 +204,7 @@ export const removePlayer = (id, seat) => call("POST", `${t(id)}/remove`, { seat
 export const endTable = (id) => call("POST", `${t(id)}/end`, {});
 export const cancelTable = (id) => call("POST", `${t(id)}/cancel`, {});
 export const setChat = (id, enabled) => call("POST", `${t(id)}/chat-setting`, { enabled });
+export const addBot = (id, seat = null) => call("POST", `${t(id)}/bots`, { seat });
+
+// --- practice -------------------------------------------------------------------------
+export const createPractice = (game) => call("POST", "/api/practice", { game });

@@ -137,6 +137,7 @@ export function render(root, app) {
   mount(
     root,
     welcome,
+    practicePanel(app),
     h("section.lobby", { "aria-labelledby": "lobby-title" },
       h("div.section-head", {},
         h("h1#lobby-title", {}, "Tables"),
@@ -182,6 +183,33 @@ function welcomeBanner(app) {
   };
   poll();
   return banner;
+}
+
+// One click to a table of your own against bots: zero bet, nothing to lose.
+function practicePanel(app) {
+  const buttons = Object.entries(GAMES).map(([game, label]) =>
+    h("button.primary.practice", {
+      type: "button",
+      dataset: { game },
+      "aria-label": `Practise ${label} against bots`,
+      onclick: async (e) => {
+        const btn = e.currentTarget;
+        btn.disabled = true;
+        btn.textContent = "Seating the bots…";
+        try {
+          const created = await api.createPractice(game);
+          app.navigate(`/tables/${created.table.table_id}`);
+        } catch (err) {
+          toast(err.message, "error");
+          btn.disabled = false;
+          btn.textContent = label;
+        }
+      },
+    }, label));
+  return h("section.panel.practice#practice", { "aria-labelledby": "practice-title" },
+    h("h2#practice-title", {}, "Practise against bots"),
+    h("p.muted", {}, "A free table of your own: the other seats are bots. Tap Ready and play."),
+    h("div.control-row", { role: "group", "aria-label": "Practise a game" }, buttons));
 }
 
 function hostingPanel(app, reload) {

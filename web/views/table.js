@@ -215,6 +215,14 @@ export async function render(root, app) {
           if (seat === null && waiting) {
             bits.push(h("button.small.primary.sit-here", { type: "button", onclick: () => sitDown(i), "aria-label": `Sit in seat ${i + 1}` }, "Sit here"));
           }
+          if (isHost() && waiting && t.bet === 0) {
+            // Bots never play for credits: only zero-bet tables offer them.
+            bits.push(h("button.small.add-bot", {
+              type: "button",
+              "aria-label": `Seat a bot in seat ${i + 1}`,
+              onclick: () => run("Add a bot", () => api.addBot(tableId, i)),
+            }, "Add a bot"));
+          }
         }
         return h(`li.seat${mine ? ".mine" : ""}${s ? "" : ".open"}${inHand() && toAct.has(i) ? ".acting" : ""}`, { dataset: { seat: String(i) } },
           h("span.seat-no", {}, `Seat ${i + 1}`), ...bits);
