@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     simulate = commands.add_parser(
         "simulate", help="play bots against each other in-process and report win rates"
     )
-    simulate.add_argument("--game", required=True, help="tongits or mahjong")
+    simulate.add_argument("--game", required=True, help="tongits, mahjong or kawuxing")
     simulate.add_argument("--hands", type=int, default=1000, help="hands to play (default 1000)")
     simulate.add_argument(
         "--seats", required=True, help="one policy per seat, e.g. smart,random,random"
