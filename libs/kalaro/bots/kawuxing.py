@@ -32,6 +32,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kalaro.bots.cuts import fold as _fold
+from kalaro.bots.cuts import folds as _folds
+from kalaro.bots.cuts import group_id as _group_id
+from kalaro.bots.cuts import group_ids as _group_ids
+from kalaro.bots.cuts import value as _value
+from kalaro.bots.cuts import values as _values
 from kalaro.games.kawuxing import (
     KINDS,
     WINNING_SETS,
@@ -57,118 +63,6 @@ _INDEX: dict[str, int] = {kind: i for i, kind in enumerate(KINDS)}
 _GROUPS: tuple[tuple[int, int], ...] = ((0, 9), (9, 18), (18, 21))
 _GROUP_OF: tuple[int, ...] = tuple(0 if k < 9 else 1 if k < 18 else 2 for k in range(len(KINDS)))
 _SEVEN_PAIRS = 7
-
-Cut = tuple[int, int, int]  # (sets, partial sets, eyes)
-
-
-def _pareto(cuts: Iterable[Cut]) -> tuple[Cut, ...]:
-    """The cuts no other cut beats in every count (shanten only improves with each)."""
-    unique = set(cuts)
-    return tuple(
-        sorted(
-            c
-            for c in unique
-            if not any(o != c and o[0] >= c[0] and o[1] >= c[1] and o[2] >= c[2] for o in unique)
-        )
-    )
-
-
-# Memos, as in the Mahjong bot: a group's counts -> its interned front; folds of two fronts
-# and a front's shanten per number of sets are look-ups on small ints. Bounded: a
-# long-lived bots process clears them past a limit.
-_MEMO_LIMIT = 200_000
-_front_memo: dict[tuple[int, ...], tuple[Cut, ...]] = {}
-_fronts: list[tuple[Cut, ...]] = []
-_front_ids: dict[tuple[Cut, ...], int] = {}
-_group_ids: dict[tuple[int, ...], int] = {}
-_folds: dict[tuple[int, int], int] = {}
-_values: dict[tuple[int, int], int] = {}
-
-
-def _front(counts: tuple[int, ...]) -> tuple[Cut, ...]:
-    """The best cuts of one group's counts (9 counts: a suit, where runs exist).
-
-    The lowest tile present is in a pong, a run, the eyes, a partial set, or alone; each
-    choice recurses on what is left, memoised by the remaining counts.
-    """
-    known = _front_memo.get(counts)
-    if known is not None:
-        return known
-    i = next((k for k, c in enumerate(counts) if c), None)
-    if i is None:
-        return ((0, 0, 0),)
-    n = len(counts)
-    runs = n == 9
-    out: list[Cut] = []
-
-    def sub(taken: dict[int, int], dm: int, dt: int, dh: int) -> None:
-        rest = list(counts)
-        for k, c in taken.items():
-            rest[k] -= c
-        for m, t, h in _front(tuple(rest)):
-            if h + dh <= 1:
-                out.append((m + dm, t + dt, h + dh))
-
-    c = counts[i]
-    if c >= 3:
-        sub({i: 3}, 1, 0, 0)
-    if c >= 2:
-        sub({i: 2}, 0, 0, 1)
-        sub({i: 2}, 0, 1, 0)
-    if runs:
-        if i + 2 < n and counts[i + 1] and counts[i + 2]:
-            sub({i: 1, i + 1: 1, i + 2: 1}, 1, 0, 0)
-        if i + 1 < n and counts[i + 1]:
-            sub({i: 1, i + 1: 1}, 0, 1, 0)
-        if i + 2 < n and counts[i + 2]:
-            sub({i: 1, i + 2: 1}, 0, 1, 0)
-    sub({i: 1}, 0, 0, 0)
-    if len(_front_memo) >= _MEMO_LIMIT:
-        _front_memo.clear()
-    front = _front_memo[counts] = _pareto(out)
-    return front
-
-
-def _intern(front: tuple[Cut, ...]) -> int:
-    known = _front_ids.get(front)
-    if known is None:
-        known = _front_ids[front] = len(_fronts)
-        _fronts.append(front)
-    return known
-
-
-def _group_id(key: tuple[int, ...]) -> int:
-    known = _group_ids.get(key)
-    if known is None:
-        if len(_group_ids) >= _MEMO_LIMIT:
-            _group_ids.clear()
-        known = _group_ids[key] = _intern(_front(key))
-    return known
-
-
-def _fold(a: int, b: int) -> int:
-    """The best cuts of two groups together (at most one pair of eyes in all)."""
-    known = _folds.get((a, b))
-    if known is None:
-        x, y = _fronts[a], _fronts[b]
-        front = _pareto(
-            (p[0] + q[0], p[1] + q[1], p[2] + q[2]) for p in x for q in y if p[2] + q[2] <= 1
-        )
-        if len(_folds) >= _MEMO_LIMIT:
-            _folds.clear()
-        known = _folds[(a, b)] = _intern(front)
-    return known
-
-
-def _value(front: int, sets: int) -> int:
-    """Shanten of a whole hand's best cuts when it must make ``sets`` sets and the eyes."""
-    known = _values.get((front, sets))
-    if known is None:
-        best = max(2 * m + max(0, min(t, sets - m)) + h for m, t, h in _fronts[front])
-        if len(_values) >= _MEMO_LIMIT:
-            _values.clear()
-        known = _values[(front, sets)] = 2 * sets - best
-    return known
 
 
 def _counts(tiles: Iterable[str]) -> list[int]:
