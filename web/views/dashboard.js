@@ -3,6 +3,7 @@
 import * as api from "../api.js";
 import { credits, field, h, mount, toast } from "../dom.js";
 import { ask, inform } from "./dialogs.js";
+import { rulesPanel } from "./table-mahjong.js";
 
 const POLL_MS = 5000;
 const GAMES = { tongits: "Tongits", mahjong: "Mahjong", kawuxing: "Ka Wu Xing" };
@@ -10,6 +11,12 @@ const RULESETS = {
   tongits: [["kalaro", "KaLaro (house rules)"], ["classic", "Classic"]],
   mahjong: [["kalaro", "KaLaro"], ["joker", "Joker"], ["pinoy", "Pinoy (everything on)"]],
   kawuxing: [["kawuxing", "Ka Wu Xing"]],
+};
+// What each Mahjong ruleset plays, shown under the form's ruleset choice.
+const MAHJONG_RULESETS = {
+  kalaro: "5 sets + a pair; fixed payments (discarder 2, others 1; self-draw 2 each).",
+  joker: "Jokers, Seven Pairs, Eskalera, secret kangs, the passed-win block; paid by a points table by win category.",
+  pinoy: "Joker plus robbing the kang, special hands and a 20 s turn timer (auto-play on time-out).",
 };
 // The one timer option a host usually wants to change; the rest go in "house rules".
 const TIMER_OPTION = {
@@ -35,7 +42,8 @@ export function render(root, app) {
       shown = key;
       const focused = document.activeElement;
       const focusKey = list.contains(focused) ? [focused.closest("li")?.dataset.tableId, focused.textContent] : null;
-      mount(list, tables.map((t) => tableCard(t)));
+      const openRules = new Set([...list.querySelectorAll("details.rules[open]")].map((d) => d.dataset.tableId));
+      mount(list, tables.map((t) => tableCard(t, openRules.has(t.table_id))));
       if (focusKey) {
         const again = [...list.querySelectorAll(`li[data-table-id="${focusKey[0]}"] button`)].find((b) => b.textContent === focusKey[1]);
         again?.focus();
@@ -51,7 +59,7 @@ export function render(root, app) {
     }
   }
 
-  function tableCard(t) {
+  function tableCard(t, rulesOpen = false) {
     const taken = t.seats.filter(Boolean).length;
     const mySeat = t.seats.findIndex((s) => s && s.user_id === me?.user_id);
     const full = taken === t.seats.length;
@@ -84,6 +92,7 @@ export function render(root, app) {
         sitBtn,
         h("button", { type: "button", "aria-label": `Watch ${title}`, onclick: () => app.navigate(`/tables/${t.table_id}`) }, "Watch"),
       ),
+      rulesPanel(t, { open: rulesOpen }),
     );
   }
 
@@ -245,6 +254,9 @@ function createForm(app) {
     h("option", { value: "mahjong" }, "Mahjong (4 players)"),
     h("option", { value: "kawuxing" }, "Ka Wu Xing (3 players)"));
   const ruleset = h("select#create-ruleset", { name: "ruleset" });
+  const rulesetField = field("Ruleset", ruleset, " ");
+  const rulesetHint = rulesetField.querySelector(".hint");
+  rulesetHint.id = "ruleset-hint";
   const bet = h("input#create-bet", { type: "number", name: "bet", min: 0, max: 100000, step: 1, value: "10", required: true });
   const timerInput = h("input#create-timer", { type: "number", min: 1, max: 600, step: 1 });
   const timerField = field("", timerInput);
@@ -253,8 +265,14 @@ function createForm(app) {
   const rules = h("textarea#create-options", { rows: 2, placeholder: '{"secret_sets": true}', spellcheck: "false" });
   const error = h("p.form-error", { role: "alert", hidden: true });
 
+  function syncRuleset() {
+    rulesetHint.textContent = game.value === "mahjong" ? MAHJONG_RULESETS[ruleset.value] || "" : "";
+  }
+  ruleset.addEventListener("change", syncRuleset);
+
   function syncGame() {
     mount(ruleset, RULESETS[game.value].map(([v, label]) => h("option", { value: v }, label)));
+    syncRuleset();
     const [, label, def] = TIMER_OPTION[game.value];
     timerField.querySelector(".label").textContent = label;
     timerInput.value = String(def);
@@ -310,7 +328,7 @@ function createForm(app) {
   },
   h("div.grid2", {},
     field("Game", game),
-    field("Ruleset", ruleset),
+    rulesetField,
     field("Bet per hand (credits)", bet, "0 = free play. Players need the maximum loss available to sit."),
     timerField),
   h("div.checks", {},

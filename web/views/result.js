@@ -3,12 +3,13 @@
 
 import { cardView, sortCards } from "../cards.js";
 import { credits, h, signed } from "../dom.js";
-import { sortTiles, tileLabel, tileView } from "../tiles.js";
+import { tileLabel, tileView } from "../tiles.js";
 import { extras, humanize } from "./extras.js";
+import { jokersFirst } from "./table-mahjong.js";
 
 const TONGITS_ENDINGS = { tongits: "Tongits!", stock_out: "Stock out", draw: "Draw (fight)" };
 const KNOWN_TONGITS = ["ending", "winners", "payments", "deadwood", "burned", "hands", "melds", "next_dealer", "draw_call", "last_drawer", "owed"];
-const KNOWN_MAHJONG = ["ending", "winner", "winners", "wins", "discarder", "winning_tile", "payments", "charges", "hands", "dealer", "next_dealer"];
+const KNOWN_MAHJONG = ["ending", "winner", "winners", "wins", "discarder", "winning_tile", "payments", "charges", "hands", "dealer", "next_dealer", "category", "specials", "robbed_kang", "joker"];
 const CHARGE_ITEMS = { discarder: "discarded the winning tile", other_loser: "other player", self_draw: "self-draw (bunot)", kang: "kangs" };
 
 function headline(frame, game, who) {
@@ -29,6 +30,8 @@ function headline(frame, game, who) {
     return `${names} ${r.winners.length > 1 ? "win" : "wins"} ${how}${r.winning_tile ? ` (${tileLabel(r.winning_tile)})` : ""}!`;
   }
   const winner = who(r.winner);
+  if (r.robbed_kang) return `${winner} wins — Mahjong robbing ${who(r.discarder)}'s kang${r.winning_tile ? ` (${tileLabel(r.winning_tile)})` : ""}!`;
+  if (r.ending === "self_draw" && !r.winning_tile) return `${winner} wins — Bisaklat!`;
   if (r.ending === "self_draw") return `${winner} wins — Mahjong by self-draw (bunot)!`;
   return `${winner} wins — Mahjong on ${who(r.discarder)}'s discard${r.winning_tile ? ` (${tileLabel(r.winning_tile)})` : ""}!`;
 }
@@ -58,7 +61,7 @@ function mahjongRows(frame, who, me) {
       h("th", { scope: "row" }, who(s), won ? h("span.chip.win", {}, "Winner") : null, r.dealer === s ? h("span.chip.dealer", {}, "D") : null),
       h("td.hand-cell", {},
         h("div.revealed", { "aria-label": `${who(s)}'s tiles` },
-          sortTiles(hand.hand).map((t) => tileView(t, { small: true, extra: won && t === r.winning_tile ? "last" : "" })),
+          jokersFirst(hand.hand, r.joker).map((t) => tileView(t, { small: true, extra: `${won && t === r.winning_tile ? "last" : ""} ${r.joker && t === r.joker ? "joker" : ""}` })),
           hand.melds.map((m) => h("span.mj-meld", {}, (m.tiles || []).map((t) => tileView(t, { small: true })))),
           (hand.flowers || []).map((f) => tileView(f, { small: true })))),
       h("td.small", {}, bill(r.charges.filter((c) => c.payer === s)) || (won ? "receives" : "—")),
@@ -71,7 +74,8 @@ function bill(charges) {
   const parts = [];
   for (const c of charges) {
     if (c.items) {
-      parts.push(c.items.map((i) => `${CHARGE_ITEMS[i.name] || humanize(i.name)} ${i.units}`).join(" + ")
+      // Under a points table an item names its category or special hand (`detail`).
+      parts.push(c.items.map((i) => `${CHARGE_ITEMS[i.name] || humanize(i.name)}${i.detail ? ` (${i.detail})` : ""} ${i.units}`).join(" + ")
         + (c.units < c.total ? ` (capped at ${c.units})` : ""));
     } else {
       parts.push(`${humanize(c.reason)} ${c.units}`);
@@ -87,6 +91,15 @@ function wins(r, who) {
     h("strong", {}, who(w.seat)), ": ",
     w.items.length ? w.items.map((i) => `${humanize(i.name)} ×${i.multiplier}`).join(", ") : "no score item",
     ` → ×${w.multiplier}`)));
+}
+
+/** Mahjong's joker/pinoy rulesets: the win's category, its special hands, the joker. */
+function category(r) {
+  if (!r.category && !r.joker) return null;
+  return h("p.win-category#result-category", {},
+    r.category ? h("strong.category", {}, r.category) : null,
+    r.specials?.length ? h("span", {}, `Special hands: ${r.specials.join(", ")}`) : null,
+    r.joker ? h("span.joker-note", {}, "Joker ", tileView(r.joker, { small: true, extra: "joker" })) : null);
 }
 
 async function sha256Hex(text) {
@@ -128,6 +141,7 @@ export function renderResult(frame, { game, name, me, onClose, actions = null })
       h("button.ghost.small", { type: "button", "aria-label": "Close the result", onclick: onClose }, "✕")),
     h("p.headline#result-headline", {}, headline(frame, game, who)),
     isTongits ? null : wins(frame.result, who),
+    isTongits ? null : category(frame.result),
     mine !== null ? h(`p.my-amount${mine > 0 ? ".plus" : mine < 0 ? ".minus" : ""}`, {}, mine > 0 ? `You received ${credits(mine)} credits.` : mine < 0 ? `You paid ${credits(-mine)} credits.` : "No credits moved for you.") : null,
     h("div.table-scroll", {},
       h("table.results", {},

@@ -1,7 +1,9 @@
 // Tile games on the felt — Filipino 16-tile Mahjong (4 seats) and Ka Wu Xing (3 seats,
 // kongs, Show Hand): seats with melds, flowers and discards, the wall, your concealed
 // tiles (the drawn one set apart), your moves, and the private claim prompt when a
-// discard can be called.
+// discard can be called. Mahjong's joker and pinoy rulesets: the joker tile in the
+// middle, jokers marked (and first) in your hand, why Mahjong is not offered, and the
+// table's rules with its points table (`rulesPanel`, also shown in the lobby).
 
 import { h } from "../dom.js";
 import { sortTiles, tileBack, tileButton, tileLabel, tileView } from "../tiles.js";
@@ -10,7 +12,7 @@ import { first, ofType } from "./legal.js";
 
 const WINDS = ["東", "南", "西", "北"];
 const WIND_NAMES = ["East", "South", "West", "North"];
-const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits"];
+const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits", "joker", "win_blocked", "win_blocked_reason"];
 const KNOWN_ACTIONS = ["draw", "discard", "show_hand", "declare_kang", "declare_kong", "declare_win", "claim", "pass", "time_out"];
 const CLAIM_LABEL = { mahjong: "Mahjong!", win: "Win!", kang: "Kang", kong: "Kong", pong: "Pong", chow: "Chow" };
 const KANGS = ["declare_kang", "declare_kong"];
@@ -28,7 +30,8 @@ export function prompt(view, seat, name) {
   const claims = ofType(legal, "claim");
   if (claims.length && view.call) {
     const kinds = [...new Set(claims.map((c) => CLAIM_LABEL[c.kind] || c.kind))].join(", ");
-    return `${name(view.call.discarder)} discarded ${tileLabel(view.call.tile)}. You may ${kinds}, or pass.`;
+    const blocked = view.win_blocked_reason ? ` ${view.win_blocked_reason}` : "";
+    return `${name(view.call.discarder)} discarded ${tileLabel(view.call.tile)}. You may ${kinds}, or pass.${blocked}`;
   }
   if (first(legal, "declare_win")) return `Your hand is complete: ${view.options?.ruleset === "kawuxing" ? "Win" : "Mahjong"}!`;
   if (first(legal, "draw")) return "Your turn: draw a tile.";
@@ -84,12 +87,13 @@ function seatArea(ctx, s, where) {
         flowers.length ? h("span.flowers", { "aria-label": `Flowers: ${flowers.map(tileLabel).join(", ")}` }, flowers.map((f) => tileView(f, { small: true }))) : null)
       : null,
     h("div.mj-discards", { "aria-label": `${ctx.name(s)}'s discards` },
-      p.discards.map((t, i) => tileView(t, { small: true, extra: i === lastDiscard ? "last" : "" }))));
+      p.discards.map((t, i) => tileView(t, { small: true, extra: `${i === lastDiscard ? "last" : ""} ${jokerClass(t, view.joker)}` }))));
 }
 
 function center(ctx) {
   const { view, frame } = ctx;
   return h("div.mj-center", {},
+    view.joker ? jokerBox(view.joker) : null,
     h("div.wall", { "aria-label": `Wall: ${view.wall_count} tiles left` }, h("span.wall-icon", { "aria-hidden": "true" }, tileBack()), h("span", {}, "Wall "), h("strong#wall-count", {}, String(view.wall_count))),
     view.call ? h("div.call-tile", {}, h("span.small", {}, `${ctx.name(view.call.discarder)} discarded`), tileView(view.call.tile),
       frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) } }, "") : null) : null,
@@ -136,7 +140,7 @@ function myHand(ctx) {
       drawn = view.drawn;
     }
   }
-  const tiles = sortTiles(hand);
+  const tiles = jokersFirst(hand, view.joker);
   if (drawn) tiles.push(drawn);
   const sel = selection[0];
   const marked = sel === undefined ? -1 : tiles[pickedIndex] === sel ? pickedIndex : tiles.indexOf(sel);
@@ -144,13 +148,14 @@ function myHand(ctx) {
     const b = tileButton(t, {
       selected: i === marked,
       index: i,
-      extra: drawn && i === tiles.length - 1 ? "drawn" : "",
+      extra: `${drawn && i === tiles.length - 1 ? "drawn" : ""} ${jokerClass(t, view.joker)}`,
       onToggle: () => {
         pickedIndex = i;
         ctx.setSelection(i === marked ? [] : [t]);
       },
     });
-    if (drawn && i === tiles.length - 1) b.setAttribute("aria-label", `${tileLabel(t)} (just drawn)`);
+    const notes = [t === view.joker ? "joker" : "", drawn && i === tiles.length - 1 ? "just drawn" : ""].filter(Boolean);
+    if (notes.length) b.setAttribute("aria-label", `${tileLabel(t)} (${notes.join(", ")})`);
     return b;
   });
   if (drawn) buttons.splice(buttons.length - 1, 0, h("span.drawn-gap", { "aria-hidden": "true" }));
@@ -186,6 +191,7 @@ function actionBar(ctx) {
       ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile }, disabled: ctx.busy, "aria-label": `${kong} of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, `${kong} `, tileView(k.tile, { small: true })))
       : btn("kang", kong, null),
     btn("mahjong", ctx.table.game === "kawuxing" ? "Win!" : "Mahjong!", win, Boolean(win)),
+    view.win_blocked_reason ? h("p.win-blocked#win-blocked", { dataset: { code: view.win_blocked } }, view.win_blocked_reason) : null,
     unknown.map((a, i) => h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))),
     shows.length ? showChoices(ctx, shows) : null);
 }
@@ -233,4 +239,64 @@ export function renderHand(ctx) {
     h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? myHand(ctx) : null,
     seated ? actionBar(ctx) : null);
+}
+
+// --- Mahjong's joker and pinoy rulesets ------------------------------------------------
+
+function jokerClass(tile, joker) {
+  return joker && tile === joker ? "joker" : "";
+}
+
+/** Jokers first (as the joker ruleset's seed shows them), then the rest in suit order. */
+export function jokersFirst(tiles, joker) {
+  const sorted = sortTiles(tiles);
+  return joker ? [...sorted.filter((t) => t === joker), ...sorted.filter((t) => t !== joker)] : sorted;
+}
+
+function jokerBox(joker) {
+  return h("div.joker-box#joker", { role: "note", "aria-label": `Joker: ${tileLabel(joker)}. The other three ${tileLabel(joker)} tiles are wild this hand.` },
+    h("span.joker-title", { "aria-hidden": "true" }, "Joker"),
+    tileView(joker, { extra: "joker" }),
+    h("span.small", { "aria-hidden": "true" }, "the other three are wild"));
+}
+
+const RULESET_NAMES = { kalaro: "KaLaro", joker: "Joker", pinoy: "Pinoy" };
+// The options a Mahjong table may switch on, in words (the values come from the server).
+const SWITCHES = [
+  ["jokers", "Jokers: a tile is revealed after the deal; the other three of its kind are wild"],
+  ["seven_pairs", "Seven Pairs (7 pairs + 1 set, concealed)"],
+  ["eskalera", "Eskalera (1-2-3, 4-5-6, 7-8-9 of one suit)"],
+  ["secret_kangs", "Secret kangs: concealed kangs stay face down until the end"],
+  ["passed_win_blocks", "Pass a winning tile and you cannot win on a discard until your next draw"],
+  ["robbing_the_kang", "Robbing the kang"],
+  ["special_hands", "Special hands (ambisyon) pay extra"],
+];
+const SPECIAL_HANDS = ["All Pongs", "Pure One Suit", "All Honours", "Big Three Dragons", "Small Three Dragons", "Concealed Hand"];
+
+/** A Mahjong table's rules — ruleset, switches, timers and the points table — as a
+ *  disclosure (null for other games). `open` keeps it open across redraws. */
+export function rulesPanel(table, { open = false } = {}) {
+  const o = table.options || {};
+  if (table.game !== "mahjong" || !o.ruleset) return null;
+  const on = SWITCHES.filter(([key]) => o[key]).map(([, text]) => h("li", {}, text));
+  const timers = [`Claim window ${o.call_seconds} s`, o.turn_seconds ? `turn timer ${o.turn_seconds} s (auto-play on time-out)` : "no turn timer"];
+  const entries = Object.entries(o.points || {}).filter(([name]) => o.special_hands || !SPECIAL_HANDS.includes(name));
+  const isCategory = ([name]) => /^(Win by|Bisaklat)/.test(name);
+  return h("details.rules", { open, dataset: { tableId: table.table_id } },
+    h("summary", { "aria-label": `Rules of this table: ${RULESET_NAMES[o.ruleset] || o.ruleset}` }, "Rules: ", RULESET_NAMES[o.ruleset] || o.ruleset),
+    h("div.rules-body", {},
+      on.length ? h("ul.rule-list", {}, on) : h("p.small", {}, "5 sets + a pair; no jokers."),
+      h("p.small", {}, `${timers.join("; ")}. A loser pays at most ${table.bet ? table.max_loss / table.bet : o.cap_units}× the bet.`),
+      o.points
+        ? [h("p.small", {}, "Points × bet: a win by Discard is paid by the discarder, a win by Draw or a Bisaklat by every loser."),
+          h("div.points-tables", {},
+            pointsTable("Win categories", entries.filter(isCategory)),
+            pointsTable("Extras", entries.filter((e) => !isCategory(e))))]
+        : h("p.small", {}, "Payments: win on a discard — the discarder 2, the others 1; self-draw — 2 each; +1 per kang of the winner.")));
+}
+
+function pointsTable(title, entries) {
+  return h("table.points", {},
+    h("caption", {}, title),
+    h("tbody", {}, entries.map(([name, units]) => h("tr", { dataset: { entry: name } }, h("th", { scope: "row" }, name), h("td.num", {}, String(units))))));
 }

@@ -165,6 +165,7 @@ export async function render(root, app) {
       ended: "Table ended",
       cancelled: "Table cancelled",
     }[t.status] || t.status;
+    const rulesOpen = Boolean(head.querySelector("details.rules")?.open); // kept across redraws
     mount(head,
       h("a.back", { href: "#/", "aria-label": "Back to tables" }, "←"),
       h("div.title", {},
@@ -176,7 +177,8 @@ export async function render(root, app) {
           h("span.fact.status#table-status", { dataset: { status: t.status } }, statusText),
           seat === null ? h("span.fact.watching#watching", {}, "Watching") : h("span.fact.you", {}, `You: seat ${seat + 1}`),
           invite ? h("span.fact", {}, "Invite code: ", h("code#invite-code", {}, invite)) : null,
-        )),
+        ),
+        game()?.rulesPanel?.(t, { open: rulesOpen })),
     );
   }
 
