@@ -44,6 +44,23 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _frames = msgspec.json.Decoder(w.AnyClientFrame)
+
+
+class _RefOnly(msgspec.Struct):
+    ref: int | None = None
+
+
+_refs = msgspec.json.Decoder(_RefOnly)
+
+
+def _ref_of(raw: bytes) -> int | None:
+    """The ``ref`` of a frame we will not handle, if it has a readable one."""
+    try:
+        return _refs.decode(raw).ref
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
 _encode = msgspec.json.Encoder().encode
 
 
@@ -210,7 +227,8 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             data = message.get("text")
             raw = data.encode() if data is not None else (message.get("bytes") or b"")
             if not bucket.take():
-                session.send(w.Error("rate_limited", "too many frames; slow down"))
+                # Answer the request's ref, so the client fails fast instead of waiting.
+                session.send(w.Error("rate_limited", "too many frames; slow down", _ref_of(raw)))
                 continue
             await session.handle(raw)
         with contextlib.suppress(Exception):

@@ -6,6 +6,7 @@ service as its own process) through the gateway, as SDK clients would.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -269,3 +270,20 @@ async def test_ready_and_deal_over_the_socket(stack: Stack, unique: str) -> None
     assert all(socket.view(live.table_id) is not None for socket in live.sockets)
     await host_socket.close()
     await live.close()
+
+
+async def test_a_flooding_socket_is_rate_limited_and_told_which_frame(
+    stack: Stack, unique: str
+) -> None:
+    player = await signed_up(stack, "Flood", unique)
+    socket = player.table_socket()
+    await socket.connect()
+    for ref in range(1, 101):  # far past the burst, faster than the refill
+        await socket.send_raw(json.dumps({"type": "ping", "ref": ref}))
+    await socket.wait_for(lambda: any(e.code == "rate_limited" for e in socket.errors), 10)
+    limited = [e for e in socket.errors if e.code == "rate_limited"]
+    assert limited
+    assert all(e.ref is not None and 1 <= e.ref <= 100 for e in limited)
+    await asyncio.sleep(1.5)  # the bucket refills
+    await socket.ping()  # and the socket is still usable
+    await socket.close()
