@@ -16,10 +16,9 @@ import asyncio
 import logging
 import sys
 
-import redis.asyncio as aioredis
-
 from kalaro.bus import ServiceError
 from kalaro.bus.runner import connect, run_until_stopped, serve
+from kalaro.bus.store import connect_redis
 from kalaro.settings import Settings, load_settings
 from kalaro.sql import create_engine, migrate
 from services.auth.accounts import AdminAccount, ensure_admin
@@ -67,7 +66,7 @@ async def create_admin(
 async def run(settings: Settings) -> None:
     engine = create_engine(settings.database_url)
     await migrate(engine, COMPONENT, MIGRATIONS)
-    redis = aioredis.from_url(settings.redis_url)
+    redis = connect_redis(settings.redis_url)
     nc = await connect(settings.nats_url, SERVICE_NAME)
     try:
         deps = await bootstrap(settings, engine=engine, redis=redis, nc=nc)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import redis.asyncio as aioredis
-
 from kalaro.bus.runner import connect, serve
+from kalaro.bus.store import connect_redis
 from kalaro.settings import Settings, load_settings
 from services.bots.service import SERVICE_NAME, Bots, build_service
 from services.bots.settings import load_bot_settings
@@ -17,7 +16,7 @@ log = logging.getLogger("kalaro.bots")
 
 async def run(settings: Settings) -> None:
     bot_settings = load_bot_settings(settings)
-    redis = aioredis.from_url(settings.redis_url)
+    redis = connect_redis(settings.redis_url)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
         bots = Bots(nc, redis, bot_settings)

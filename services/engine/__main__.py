@@ -11,9 +11,8 @@ import argparse
 import logging
 import os
 
-import redis.asyncio as aioredis
-
 from kalaro.bus.runner import connect, run_until_stopped, serve
+from kalaro.bus.store import connect_redis
 from kalaro.games.registry import UnknownGame, game_names, rules_for
 from kalaro.settings import load_settings
 from services.engine.worker import EngineWorker
@@ -23,7 +22,7 @@ log = logging.getLogger("kalaro.engine")
 
 async def run(game: str) -> None:
     settings = load_settings()
-    redis = aioredis.from_url(settings.redis_url)
+    redis = connect_redis(settings.redis_url)
     try:
         nc = await connect(settings.nats_url, f"engine-{game}")
         worker = EngineWorker(game, nc, redis)

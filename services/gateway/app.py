@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +16,7 @@ from litestar.static_files import create_static_files_router
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError
-from kalaro.bus.runner import connect
+from kalaro.bus.runner import connect, watch_event_loop
 from kalaro.proto import errors as codes
 from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.settings import Settings
@@ -75,9 +76,11 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         app.state.key_cache = KeyCache(client)
         app.state.hub = Hub(client)
         app.state.settings = settings
+        watcher = asyncio.create_task(watch_event_loop("gateway"))
         try:
             yield
         finally:
+            watcher.cancel()
             if own:
                 await client.drain()
 

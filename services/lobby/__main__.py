@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import logging
 
-import redis.asyncio as aioredis
-
 from kalaro.bus.jetstream import DurableConsumer
 from kalaro.bus.runner import connect, run_until_stopped, serve
+from kalaro.bus.store import connect_redis
 from kalaro.settings import Settings, load_settings
 from services.lobby.service import SERVICE_NAME, build_service, start_hands_consumer
 from services.lobby.tables import Lobby
@@ -16,7 +15,7 @@ log = logging.getLogger("kalaro.lobby")
 
 
 async def run(settings: Settings) -> None:
-    redis = aioredis.from_url(settings.redis_url)
+    redis = connect_redis(settings.redis_url)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
         lobby = Lobby(nc, redis)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import signal
@@ -12,16 +13,48 @@ from typing import Any
 
 import nats
 from nats.aio.client import Client as NATS
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, Histogram, generate_latest
 
 from kalaro.bus.service import Service
 
 log = logging.getLogger("kalaro.bus.runner")
 
 
+LOOP_LAG = Histogram(
+    "kalaro_event_loop_lag_seconds",
+    "How late the event loop runs a timer: time it spent blocked",
+    buckets=(0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+)
+_LAG_TICK = 0.01
+_LAG_WARN = 0.05
+
+
+async def watch_event_loop(name: str) -> None:
+    """Measure how long the loop is blocked (every request waits that long); warn on 50 ms."""
+    loop = asyncio.get_running_loop()
+    while True:
+        started = loop.time()
+        await asyncio.sleep(_LAG_TICK)
+        lag = loop.time() - started - _LAG_TICK
+        LOOP_LAG.observe(max(0.0, lag))
+        if lag > _LAG_WARN:
+            log.warning("%s: event loop blocked for %.0f ms", name, lag * 1000)
+
+
+def settle_garbage_collector() -> None:
+    """Move everything loaded so far out of the collector's sight.
+
+    A service's modules, app and settings live as long as the process; without this every
+    full collection walks them all, a pause that lands on whatever request is in flight.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def run_until_stopped(main: Coroutine[Any, Any, None]) -> None:
     """Run a service's main coroutine on uvloop when it is installed (a faster event loop
     for the socket-heavy work every service does), else on asyncio's own."""
+    settle_garbage_collector()
     try:
         import uvloop
     except ImportError:
@@ -99,11 +132,13 @@ async def serve(
         await health.start("127.0.0.1", health_port)
         log.info("%s health and metrics on http://127.0.0.1:%d/healthz", service.name, health.port)
     await service.start(nc)
+    watcher = asyncio.create_task(watch_event_loop(service.name))
     if on_start is not None:
         await on_start()
     log.info("%s ready", service.name)
     await stop.wait()
     log.info("%s draining", service.name)
+    watcher.cancel()
     await service.stop()
     if on_stop is not None:
         await on_stop()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 _CAS = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -22,6 +22,16 @@ if tonumber(ARGV[3]) > 0 then
 end
 return -1
 """
+
+
+def connect_redis(url: str, max_connections: int = 64) -> Redis:
+    """A Redis client whose pool waits for a free connection under load.
+
+    The default pool refuses with ``MaxConnectionsError`` once it is full; a burst of
+    moves should queue for a few milliseconds instead of failing.
+    """
+    pool = BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=10)
+    return Redis(connection_pool=pool)
 
 
 class StaleVersion(Exception):
