@@ -33,9 +33,9 @@ from pathlib import Path
 
 import nats
 
+from kalaro.bus.runner import watch_event_loop
 from kalaro.client import ApiError, KalaroClient
 from kalaro.client.socket import FrameError, SeatView, TableSocket
-from kalaro.bus.runner import watch_event_loop
 from kalaro.devstack import wait_for_port
 from kalaro.launcher import Stack
 
