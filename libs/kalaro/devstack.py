@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -71,6 +72,15 @@ def wait_for_port(port: int, timeout: float = 15.0, host: str = "127.0.0.1") -> 
     raise TimeoutError(f"nothing listening on {host}:{port} after {timeout}s")
 
 
+def _die_with_parent() -> None:
+    """Linux: stop this server when its owner dies, even by ``kill -9`` (no strays)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 class ServerProcess:
     """One server process on loopback; ``restart`` keeps its port and data."""
 
@@ -93,7 +103,11 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         with open(self.log_file, "ab") as log:
             self.process = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C reaches the owner, which stops us in order
+                preexec_fn=_die_with_parent,
             )
         try:
             wait_for_port(self.port)
