@@ -72,7 +72,7 @@ def wait_for_port(port: int, timeout: float = 15.0, host: str = "127.0.0.1") -> 
     raise TimeoutError(f"nothing listening on {host}:{port} after {timeout}s")
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: stop this server when its owner dies, even by ``kill -9`` (no strays)."""
     with contextlib.suppress(Exception):
         import ctypes
@@ -107,7 +107,7 @@ class ServerProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches the owner, which stops us in order
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         try:
             wait_for_port(self.port)

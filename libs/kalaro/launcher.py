@@ -18,7 +18,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kalaro.devstack import NatsServer, RedisServer, free_port, port_is_free, wait_for_port
+from kalaro.devstack import (
+    NatsServer,
+    RedisServer,
+    die_with_parent,
+    free_port,
+    port_is_free,
+    wait_for_port,
+)
 from kalaro.settings import load_settings
 
 
@@ -115,6 +122,7 @@ class Stack:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches us; we stop children in order
+                preexec_fn=die_with_parent,  # and if we are killed, they go too
             )
             self.children.append((spec, process))
             if quiet:

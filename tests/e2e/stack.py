@@ -22,7 +22,7 @@ import httpx
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from kalaro.devstack import NatsServer, RedisServer, free_port, wait_for_port
+from kalaro.devstack import NatsServer, RedisServer, die_with_parent, free_port, wait_for_port
 from kalaro.launcher import ServiceSpec
 
 GOOGLE_CLIENT_ID = "kalaro-tests.apps.googleusercontent.com"
@@ -101,6 +101,7 @@ class Stack:
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,  # a killed test run leaves no services behind
         )
 
     def stop(self, name: str, sig: int = signal.SIGTERM) -> None:
