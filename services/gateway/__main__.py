@@ -7,7 +7,6 @@ import logging
 
 import uvicorn
 
-from kalaro.bus.runner import settle_garbage_collector
 from kalaro.settings import load_settings
 from services.gateway.app import create_app
 
@@ -28,7 +27,6 @@ def main() -> None:
         loop="uvloop" if _has("uvloop") else "asyncio",
         http="httptools" if _has("httptools") else "h11",
     )
-    settle_garbage_collector()
     uvicorn.Server(config).run()
 
 

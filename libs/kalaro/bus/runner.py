@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import signal
@@ -41,20 +40,9 @@ async def watch_event_loop(name: str) -> None:
             log.warning("%s: event loop blocked for %.0f ms", name, lag * 1000)
 
 
-def settle_garbage_collector() -> None:
-    """Move everything loaded so far out of the collector's sight.
-
-    A service's modules, app and settings live as long as the process; without this every
-    full collection walks them all, a pause that lands on whatever request is in flight.
-    """
-    gc.collect()
-    gc.freeze()
-
-
 def run_until_stopped(main: Coroutine[Any, Any, None]) -> None:
     """Run a service's main coroutine on uvloop when it is installed (a faster event loop
     for the socket-heavy work every service does), else on asyncio's own."""
-    settle_garbage_collector()
     try:
         import uvloop
     except ImportError:
