@@ -198,7 +198,7 @@ async def nats_floor(url: str, count: int) -> tuple[float, float]:
 
 
 async def setup_tables(
-    base_url: str, host: KalaroClient, players: list[KalaroClient], count: int
+    host: KalaroClient, players: list[KalaroClient], count: int
 ) -> list[TableDriver]:
     drivers = []
     rng = random.Random(2026)
@@ -262,7 +262,7 @@ async def main_async(args: argparse.Namespace) -> int:
         sizes = [20, 50] if args.quick else [50, 200, 500]
         seconds = 8.0 if args.quick else 20.0
         print(f"setting up {max(sizes)} tables …", file=sys.stderr)
-        drivers = await setup_tables(base, players[0], players, max(sizes))
+        drivers = await setup_tables(players[0], players, max(sizes))
         # The generator's own garbage collection must not show up as server latency:
         # everything built so far lives for the whole run.
         gc.collect()
