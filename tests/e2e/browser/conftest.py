@@ -49,12 +49,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
-@pytest.fixture(scope="session")
-def table_stack(stack: Stack) -> Stack:
-    """The e2e stack: every service ``make run`` starts, lobby and engines included."""
-    return stack
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Chromium for one test module. Playwright's sync API runs its own event loop in
@@ -71,13 +65,13 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def new_page(browser: Any, table_stack: Stack) -> Iterator[Any]:
+def new_page(browser: Any, stack: Stack) -> Iterator[Any]:
     """``new_page(viewport)``: a fresh browser context (its own session) at the site."""
     contexts: list[Any] = []
     errors: list[str] = []
 
     def make(viewport: dict[str, int] | None = None) -> Any:
-        context = browser.new_context(viewport=viewport or WIDE, base_url=table_stack.base_url)
+        context = browser.new_context(viewport=viewport or WIDE, base_url=stack.base_url)
         context.set_default_timeout(15000)
         contexts.append(context)
         page = context.new_page()

@@ -127,8 +127,8 @@ window.google = {accounts: {id: {
 """
 
 
-def test_sign_in_with_google(new_page: Any, unique: str, table_stack: Any) -> None:
-    token = table_stack.google.id_token(f"g-{unique}", f"gina-{unique}@gmail.com", name="Gina")
+def test_sign_in_with_google(new_page: Any, unique: str, stack: Any) -> None:
+    token = stack.google.id_token(f"g-{unique}", f"gina-{unique}@gmail.com", name="Gina")
     page = new_page(WIDE)
     page.add_init_script(FAKE_GIS % json.dumps(token))
     page.goto("/")
