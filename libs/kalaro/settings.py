@@ -24,6 +24,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # Gateway
     http_host: str = "127.0.0.1"
     http_port: int = 8000
+    # permessage-deflate on /ws: views are small JSON, and compressing every frame cost
+    # the gateway 15% of its CPU under load (bench/bench_tables.py); turn on for
+    # bandwidth-starved deployments.
+    ws_compression: bool = False
     # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off)
     health_port: int = -1
     # Auth

@@ -7,6 +7,7 @@ import logging
 
 import uvicorn
 
+from kalaro.bus.runner import tune_gc
 from kalaro.settings import load_settings
 from services.gateway.app import create_app
 
@@ -18,6 +19,7 @@ def _has(module: str) -> bool:
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     settings = load_settings()
+    tune_gc()
     config = uvicorn.Config(
         create_app(settings),
         host=settings.http_host,
@@ -26,6 +28,7 @@ def main() -> None:
         proxy_headers=True,
         loop="uvloop" if _has("uvloop") else "asyncio",
         http="httptools" if _has("httptools") else "h11",
+        ws_per_message_deflate=settings.ws_compression,
     )
     uvicorn.Server(config).run()
 

@@ -143,3 +143,39 @@ async def test_settlement_waits_for_a_wallet_that_was_down(stack: Stack, unique:
         assert (await player.balance()).held == 0
     assert (await host.audit()).total == 0
     await live.close()
+
+
+async def test_a_dropped_socket_reconnects_to_its_seat_and_plays_on(
+    stack: Stack, unique: str
+) -> None:
+    host = await admin(stack)
+    players = [await signed_up(stack, f"R{i}", unique) for i in range(3)]
+    live = await open_table(stack, host, players, "tongits", 0)
+    await live.deal()
+    newest = live.newest()
+    assert newest is not None
+    version, view, _ = newest
+    away = live.sockets[1]
+    await away.drop()
+    # The others move on while seat 1 is away (if the first move is theirs).
+    mover = view["to_act"][0]
+    if mover != 1:
+        own = live.sockets[mover].view(live.table_id)
+        assert own is not None and own.view["legal_actions"]
+        ack = await live.sockets[mover].act(live.table_id, own.view["legal_actions"][0], version)
+        assert ack.version is not None
+        version = ack.version
+    # The SDK reconnects by itself and re-subscribes: the seat's current view arrives.
+    await away.wait_for(
+        lambda: (
+            away.connects == 2
+            and (v := away.view(live.table_id)) is not None
+            and v.version >= version
+        ),
+        15,
+    )
+    mine = away.view(live.table_id)
+    assert mine is not None and mine.seat == 1 and len(mine.view["hand"]) > 0
+    result = await play_hand(live, "tongits")
+    assert json.loads(bytes(result.result))["winners"]
+    await live.close()

@@ -1,6 +1,7 @@
 """WebSocket side of the SDK: subscribe to tables, keep the newest views, send moves.
 
-A reader task decodes every frame, keeps the newest view per table (frames older
+Every frame is decoded as it arrives (:mod:`kalaro.client.wire`); the socket keeps
+the newest view per table (frames older
 than what we hold are ignored; every view is complete, so a gap heals itself), records results,
 chat and errors, and resolves the request that a ``ref`` answers. With
 ``reconnect=True`` a dropped connection is re-established and every table
@@ -19,9 +20,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import websockets
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import InvalidHandshake
 
+from kalaro.client.wire import Wire, WireClosed, open_wire
 from kalaro.proto import ws as w
 from kalaro.proto.lobby import TableInfo
 
@@ -43,17 +44,51 @@ class FrameError(Exception):
         self.message = message
 
 
-@dataclass
 class SeatView:
-    """A decoded ``view`` frame: the hand as this socket may see it."""
+    """A ``view`` frame: the hand as this socket may see it.
 
-    table_id: str
-    hand_id: str
-    version: int
-    seat: int | None
-    view: dict[str, Any]
-    events: list[Any]
-    deadline_ms: int | None
+    ``view`` and ``events`` are decoded on first use: a bot or load generator reads
+    only the views it acts on, and most views are superseded unread.
+    """
+
+    __slots__ = ("_events", "_frame", "_view")
+
+    def __init__(self, frame: w.HandView) -> None:
+        self._frame = frame
+        self._view: dict[str, Any] | None = None
+        self._events: list[Any] | None = None
+
+    @property
+    def table_id(self) -> str:
+        return self._frame.table_id
+
+    @property
+    def hand_id(self) -> str:
+        return self._frame.hand_id
+
+    @property
+    def version(self) -> int:
+        return self._frame.version
+
+    @property
+    def seat(self) -> int | None:
+        return self._frame.seat
+
+    @property
+    def deadline_ms(self) -> int | None:
+        return self._frame.deadline_ms
+
+    @property
+    def view(self) -> dict[str, Any]:
+        if self._view is None:
+            self._view = msgspec.json.decode(self._frame.view)
+        return self._view
+
+    @property
+    def events(self) -> list[Any]:
+        if self._events is None:
+            self._events = msgspec.json.decode(self._frame.events)
+        return self._events
 
 
 @dataclass
@@ -74,11 +109,11 @@ class TableSocket:
         self._keep_frames = keep_frames
         #: called with every accepted (newer) view; load generators time arrivals here
         self.view_listeners: list[Callable[[SeatView], None]] = []
-        self._ws: Any = None
-        self._reader: asyncio.Task[None] | None = None
+        self._wire: Wire | None = None
+        self._reconnecting: asyncio.Task[None] | None = None
         self._refs = itertools.count(1)
         self._pending: dict[int, asyncio.Future[w.ServerFrame]] = {}
-        self._changed = asyncio.Condition()
+        self._watchers: list[asyncio.Future[None]] = []  # wait_for() callers
         self._closing = False
         self.tables: dict[str, TableState] = {}
         self.raw_frames: list[str] = []  # everything received, for audits in tests
@@ -102,34 +137,61 @@ class TableSocket:
         base = self._client.base_url.replace("https://", "wss://").replace("http://", "ws://")
         return f"{base}/ws?token={self._client.access_token}"
 
-    async def connect(self) -> None:
-        self._ws = await websockets.connect(self.url, max_size=2**22)
-        self.connects += 1
-        welcome = await asyncio.wait_for(self._ws.recv(), 10)
-        self.raw_frames.append(welcome)
-        frame = _decode_frame(welcome)
+    async def _open(self) -> Wire:
+        welcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        opened = False
+
+        def on_message(text: str) -> None:
+            if not welcome.done():
+                welcome.set_result(text)  # the first frame: welcome, or why not
+            else:
+                self._on_text(text)
+
+        def on_lost(exc: Exception | None) -> None:
+            if opened:
+                self._on_lost(exc)
+            elif not welcome.done():
+                welcome.set_exception(WireClosed(f"closed before the welcome frame: {exc}"))
+
+        wire = await open_wire(self.url, on_message, on_lost)
+        try:
+            first = await asyncio.wait_for(welcome, 10)
+        except BaseException:
+            await wire.close()
+            raise
+        self.raw_frames.append(first)
+        frame = _decode_frame(first)
         if isinstance(frame, w.Error):
+            await wire.close()
             raise FrameError(frame.code, frame.message)
-        if self._reader is None or self._reader.done():
-            self._reader = asyncio.create_task(self._read_loop())
+        self.connects += 1
+        opened = True
+        return wire
+
+    async def connect(self) -> None:
+        self._closing = False
+        self._wire = await self._open()
 
     async def close(self) -> None:
         self._closing = True
-        if self._ws is not None:
-            await self._ws.close()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
+        if self._wire is not None:
+            await self._wire.close()
 
     async def drop(self) -> None:
         """Close the connection as a network failure would (tests of reconnection)."""
-        if self._ws is not None:
-            await self._ws.close(code=4000, reason="dropped by test")
+        if self._wire is not None:
+            await self._wire.close(4000, "dropped by test")
 
     # --- requests ---------------------------------------------------------------------
+    def _send(self, text: str) -> None:
+        if self._wire is None:
+            raise WireClosed("not connected")
+        self._wire.send_text(text)
+
     async def send_raw(self, text: str) -> None:
-        await self._ws.send(text)
+        self._send(text)
 
     async def _request(
         self, frame_factory: Callable[[int], w.ClientFrame], timeout: float = 10
@@ -138,7 +200,7 @@ class TableSocket:
         future: asyncio.Future[w.ServerFrame] = asyncio.get_running_loop().create_future()
         self._pending[ref] = future
         try:
-            await self._ws.send(_encode(frame_factory(ref)).decode())
+            self._send(_encode(frame_factory(ref)).decode())
             reply = await asyncio.wait_for(future, timeout)
         finally:
             self._pending.pop(ref, None)
@@ -166,7 +228,7 @@ class TableSocket:
         return reply
 
     async def resync(self, table_id: str) -> None:
-        await self._ws.send(_encode(w.Resync(table_id)).decode())
+        self._send(_encode(w.Resync(table_id)).decode())
 
     async def chat(self, table_id: str, text: str) -> None:
         await self._request(lambda ref: w.Chat(table_id, text, ref))
@@ -188,40 +250,53 @@ class TableSocket:
         return self.state(table_id).view
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = 15) -> None:
+        """Wait until ``predicate()`` holds; it is checked after every frame."""
         async with asyncio.timeout(timeout):
-            async with self._changed:
-                await self._changed.wait_for(predicate)
+            while not predicate():
+                changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._watchers.append(changed)
+                await changed
 
     # --- reading ----------------------------------------------------------------------
-    async def _read_loop(self) -> None:
-        while True:
-            try:
-                async for text in self._ws:
-                    if self._keep_frames:
-                        self.raw_frames.append(text)
-                    await self._on_frame(_decode_frame(text))
-            except ConnectionClosed:
-                pass
-            except Exception:
-                log.exception("client socket reader failed")
-            if self._closing or not self._reconnect:
-                return
-            await self._reconnect_loop()
+    def _on_text(self, text: str) -> None:
+        """Called by the wire for every frame, in order, as soon as it is parsed."""
+        if self._keep_frames:
+            self.raw_frames.append(text)
+        try:
+            self._on_frame(_decode_frame(text))
+        except Exception:
+            log.exception("client socket could not handle a frame")
+
+    def _on_lost(self, exc: Exception | None) -> None:
+        self._wire = None
+        lost = WireClosed(f"connection lost: {exc}" if exc else "connection closed")
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(lost)
+        self._wake_watchers()
+        if not self._closing and self._reconnect:
+            self._reconnecting = asyncio.get_running_loop().create_task(self._reconnect_loop())
 
     async def _reconnect_loop(self) -> None:
         delay = 0.1
         while not self._closing:
             try:
-                self._ws = await websockets.connect(self.url, max_size=2**22)
-                self.connects += 1
+                self._wire = await self._open()
                 break
-            except OSError:
+            except (OSError, TimeoutError, FrameError, InvalidHandshake):  # WireClosed too
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
         for table_id in list(self.tables):
-            await self._ws.send(_encode(w.Subscribe(table_id)).decode())
+            with contextlib.suppress(WireClosed):
+                self._send(_encode(w.Subscribe(table_id)).decode())
 
-    async def _on_frame(self, frame: w.ServerFrame) -> None:
+    def _wake_watchers(self) -> None:
+        watchers, self._watchers = self._watchers, []
+        for changed in watchers:
+            if not changed.done():
+                changed.set_result(None)
+
+    def _on_frame(self, frame: w.ServerFrame) -> None:
         ref = getattr(frame, "ref", None)
         match frame:
             case w.HandView():
@@ -241,8 +316,8 @@ class TableSocket:
                 pass
         if ref is not None and ref in self._pending and not self._pending[ref].done():
             self._pending[ref].set_result(frame)
-        async with self._changed:
-            self._changed.notify_all()
+        if self._watchers:
+            self._wake_watchers()
 
     def _on_view(self, frame: w.HandView) -> None:
         state = self.state(frame.table_id)
@@ -251,10 +326,6 @@ class TableSocket:
         stale = current is not None and current.hand_id == frame.hand_id
         if stale and current is not None and frame.version <= current.version:
             return
-        state.view = SeatView(
-            frame.table_id, frame.hand_id, frame.version, frame.seat,
-            msgspec.json.decode(frame.view), msgspec.json.decode(frame.events),
-            frame.deadline_ms,
-        )  # fmt: skip
+        state.view = SeatView(frame)
         for listener in self.view_listeners:
             listener(state.view)

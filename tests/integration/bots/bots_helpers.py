@@ -91,7 +91,7 @@ class EngineSocket(TableSocket):
         seat = next(i for i, s in enumerate(info.seats) if s and s.user_id == self.user_id)
 
         async def on_message(msg: Msg) -> None:
-            await self._on_frame(_frames.decode(msg.data))
+            self._on_frame(_frames.decode(msg.data))
 
         self.subs[table_id] = [
             await self.nc.subscribe(subjects.table_seat(table_id, seat), cb=on_message),
@@ -99,7 +99,7 @@ class EngineSocket(TableSocket):
         ]
         await self.nc.flush()
         subscribed = w.Subscribed(info, seat)
-        await self._on_frame(subscribed)
+        self._on_frame(subscribed)
         await self.resync(table_id)
         return subscribed
 
@@ -124,7 +124,7 @@ class EngineSocket(TableSocket):
         message = GetView(table_id, self.user_id)
         with contextlib.suppress(RemoteError):
             view = await request(self.nc, subjects.engine_view(self.game), message, w.HandView)
-            await self._on_frame(view)
+            self._on_frame(view)
 
     async def ping(self) -> None:
         return None
