@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import signal
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -27,6 +29,45 @@ LOOP_LAG = Histogram(
 _LAG_TICK = 0.01
 _LAG_WARN = 0.05
 
+GC_PAUSE = Histogram(
+    "kalaro_gc_pause_seconds",
+    "Time the process spent in one garbage collection (every request waits that long)",
+    ["generation"],
+    buckets=(0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+)
+GC_YOUNG_THRESHOLD = 20_000
+_gc_started = 0.0
+
+
+def tune_gc(young: int = GC_YOUNG_THRESHOLD) -> None:
+    """A larger nursery, so objects that live for one request die young; time every pass.
+
+    With CPython's default thresholds (700, 10, 10) an object that lives a few
+    milliseconds (a move waiting on Redis, a frame in an outbox) is promoted to the
+    oldest generation, which fills up and sets off full collections that walk every
+    socket's objects: 50-240 ms pauses in the gateway and the engine at 500 bench
+    tables. With a 20,000-object nursery the full collections all but stopped (gateway:
+    5 in a 70 s run before, none after; engine: 14 before, 1 after).
+    """
+    if young > 0:
+        gc.set_threshold(young, 20, 10)
+    if _record_gc not in gc.callbacks:
+        gc.callbacks.append(_record_gc)
+
+
+def _record_gc(phase: str, info: dict[str, int]) -> None:
+    global _gc_started
+    now = time.perf_counter()
+    if phase == "start":
+        _gc_started = now
+        return
+    pause = now - _gc_started
+    GC_PAUSE.labels(str(info["generation"])).observe(pause)
+    if pause > _LAG_WARN:
+        log.warning(
+            "garbage collection (generation %d) took %.0f ms", info["generation"], pause * 1000
+        )
+
 
 async def watch_event_loop(name: str) -> None:
     """Measure how long the loop is blocked (every request waits that long); warn on 50 ms."""
@@ -43,6 +84,7 @@ async def watch_event_loop(name: str) -> None:
 def run_until_stopped(main: Coroutine[Any, Any, None]) -> None:
     """Run a service's main coroutine on uvloop when it is installed (a faster event loop
     for the socket-heavy work every service does), else on asyncio's own."""
+    tune_gc()
     try:
         import uvloop
     except ImportError:
