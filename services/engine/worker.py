@@ -130,6 +130,7 @@ class EngineWorker:
         self._tick = tick_seconds
         self._sweep_every = sweep_seconds
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         # Built once: the hot path only encodes and decodes.
         self._json = msgspec.json.Encoder()
         self._state_encoder = msgspec.msgpack.Encoder()
@@ -381,6 +382,10 @@ class EngineWorker:
         self._task = asyncio.create_task(self._background(), name=f"engine-{self.game}-timers")
 
     async def stop(self) -> None:
+        # The flag as well as the cancel: Python 3.11's wait_for (inside nats-py and
+        # redis-py) can swallow a cancellation that lands as its future completes, and
+        # the loop then ran on, so SIGTERM left the worker hanging until it was killed.
+        self._stopping = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -400,7 +405,7 @@ class EngineWorker:
     async def _background(self) -> None:
         loop = asyncio.get_running_loop()
         next_sweep = loop.time() + self._sweep_every
-        while True:
+        while not self._stopping:
             try:
                 await self.fire_due_timers()
                 if loop.time() >= next_sweep:

@@ -8,6 +8,7 @@ by a worker that dies is applied by another once the lease runs out.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import msgspec
@@ -209,3 +210,32 @@ async def test_mahjong_call_window_passes_for_everyone_silent_after_a_short_wind
     assert sorted(seat for seat, _ in timed_out) == waiting
     assert all(action == TIME_OUT for _, action in timed_out)
     await feed.close()
+
+
+async def test_stop_ends_the_timer_loop_even_if_a_cancellation_is_swallowed(
+    workers: Replicas,
+) -> None:
+    """Python 3.11's ``wait_for`` (used by nats-py and redis-py) can swallow a cancel
+    that lands just as its future completes; the worker must stop anyway (SIGTERM once
+    left an engine running until the launcher killed it)."""
+    replica = await workers.start("tongits", background=True, tick_seconds=0.01)
+    worker = replica.worker
+    swallowed: list[bool] = []
+    real_fire = worker.fire_due_timers
+
+    async def fire_swallowing_one_cancel() -> None:
+        if not swallowed:
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                swallowed.append(True)  # as wait_for's race does: carry on as if done
+                return
+        await real_fire()
+
+    worker.fire_due_timers = fire_swallowing_one_cancel  # type: ignore[method-assign]
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await asyncio.wait_for(worker.stop(), 5)
+    # (not wait_for's TimeoutError: stop() itself suppresses the CancelledError)
+    assert time.monotonic() - started < 2, "stop() hung until it was cancelled"
+    assert swallowed == [True]
