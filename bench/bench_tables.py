@@ -57,6 +57,40 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[index]
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (Linux ``/proc``), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU used by each process of the stack (and the generator) during a phase."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.pids: dict[str, int] = {"load generator": os.getpid()}
+        for name, server in (("nats-server", stack.nats), ("redis-server", stack.redis)):
+            if server.process is not None:
+                self.pids[name] = server.process.pid
+        for spec, process in stack.children:
+            self.pids[spec.name] = process.pid
+        self._start: dict[str, float] = {}
+
+    def start(self) -> None:
+        self._start = {n: c for n, p in self.pids.items() if (c := cpu_seconds(p)) is not None}
+
+    def used(self) -> dict[str, float]:
+        """CPU seconds per process since ``start``."""
+        out = {}
+        for name, before in self._start.items():
+            now = cpu_seconds(self.pids[name])
+            if now is not None:
+                out[name] = now - before
+        return out
+
+
 @dataclass
 class Phase:
     name: str
@@ -65,7 +99,9 @@ class Phase:
     latencies_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # action type per latency sample
+    sent_at: list[float] = field(default_factory=list)  # wall clock per latency sample
     hands: int = 0
+    cpu: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds
 
     @property
     def actions_per_second(self) -> float:
@@ -171,6 +207,7 @@ class TableDriver:
             # e.g. after a finished hand's result is on its way to the wallet).
             phase.latencies_ms.append((self._last_arrival - started) * 1000)
             phase.kinds.append(action.get("type", "?"))
+            phase.sent_at.append(time.time() - (time.perf_counter() - started))
             if think > 0:
                 await asyncio.sleep(think * self.rng.uniform(0.5, 1.5))
 
@@ -231,13 +268,36 @@ async def setup_tables(
     return drivers
 
 
-async def run_phase(drivers: list[TableDriver], phase: Phase, think: float) -> Phase:
+async def run_phase(
+    drivers: list[TableDriver], phase: Phase, think: float, meter: CpuMeter
+) -> Phase:
     stop = asyncio.Event()
+    meter.start()
     tasks = [asyncio.create_task(d.run(phase, think, stop)) for d in drivers[: phase.tables]]
     await asyncio.sleep(phase.seconds)
+    phase.cpu = meter.used()
     stop.set()
     await asyncio.gather(*tasks, return_exceptions=True)
     return phase
+
+
+def print_cpu(phases: list[Phase]) -> None:
+    """Where the two cores went: CPU milliseconds per action, per process."""
+    names = [n for n, _ in sorted(phases[-1].cpu.items(), key=lambda kv: -kv[1])]
+    names = [n for n in names if any(p.cpu.get(n, 0) / p.seconds > 0.01 for p in phases)]
+    if not names:
+        return
+    print("\nCPU per action (ms), by process; last column: share of one core")
+    header = f"{'process':<18}" + "".join(f"{p.name:>26}" for p in phases)
+    print(header)
+    print("-" * len(header))
+    for name in [*names, "total"]:
+        cells = []
+        for phase in phases:
+            used = sum(phase.cpu.values()) if name == "total" else phase.cpu.get(name, 0.0)
+            actions = max(1, len(phase.latencies_ms))
+            cells.append(f"{used / actions * 1000:>17.2f} ({used / phase.seconds:>4.0%})")
+        print(f"{name:<18}" + "".join(f"{c:>26}" for c in cells))
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -279,14 +339,16 @@ async def main_async(args: argparse.Namespace) -> int:
         tune_gc()  # as the services do: request-lived objects die young
         # Stalls of the generator itself would read as server latency: say when they happen.
         watcher = asyncio.create_task(watch_event_loop("load generator"))
+        meter = CpuMeter(stack)
         phases = []
         for n in sizes:
             # (clock times, to line up with the services' logs in the scratch directory)
             print(f"  {_now()} {n} tables at {args.rate}/s each …", file=sys.stderr)
-            phases.append(await run_phase(drivers, Phase(f"{n} tables", n, seconds), 1 / args.rate))
+            phase = Phase(f"{n} tables", n, seconds)
+            phases.append(await run_phase(drivers, phase, 1 / args.rate, meter))
         print(f"  {_now()} saturation (no think time) …", file=sys.stderr)
         saturation = await run_phase(
-            drivers, Phase(f"{max(sizes)} tables, no think", max(sizes), seconds), 0
+            drivers, Phase(f"{max(sizes)} tables, no think", max(sizes), seconds), 0, meter
         )
         phases.append(saturation)
 
@@ -306,14 +368,20 @@ async def main_async(args: argparse.Namespace) -> int:
                 f"{phase.name:<24}{phase.actions_per_second:>11.0f}{p50:>9.2f}{p99:>9.2f}"
                 f"{phase.hands:>7}{len(phase.errors):>8}"
             )
+        print_cpu(phases)
         if args.slowest:
             for phase in phases:
-                ranked = sorted(zip(phase.latencies_ms, phase.kinds, strict=True), reverse=True)
+                ranked = sorted(
+                    zip(phase.latencies_ms, phase.kinds, phase.sent_at, strict=True), reverse=True
+                )
                 top = ranked[: max(1, len(ranked) // 100)]
                 print(
                     f"slowest 1% of {phase.name}: "
-                    + ", ".join(f"{k} {ms:.0f}" for ms, k in top[:12])
+                    + ", ".join(f"{k} {ms:.0f}" for ms, k, _ in top[:12])
                 )
+                # When they were sent, to find the stall in the services' logs.
+                seconds = sorted({time.strftime("%H:%M:%S", time.localtime(t)) for *_, t in top})
+                print(f"  sent during: {', '.join(seconds[:12])}")
         errors = [e for p in phases for e in p.errors]
         if errors:
             print(f"first errors: {errors[:5]}")
