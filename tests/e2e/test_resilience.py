@@ -176,6 +176,7 @@ async def test_a_dropped_socket_reconnects_to_its_seat_and_plays_on(
     )
     mine = away.view(live.table_id)
     assert mine is not None and mine.seat == 1 and len(mine.view["hand"]) > 0
-    result = await play_hand(live, "tongits")
-    assert json.loads(bytes(result.result))["winners"]
+    result = await play_hand(live, "tongits")  # seat 1 plays its turns on the new socket
+    assert json.loads(bytes(result.result))["ending"]
+    assert away.state(live.table_id).results[-1].hand_id == result.hand_id
     await live.close()
