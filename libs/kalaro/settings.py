@@ -28,6 +28,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # the gateway 15% of its CPU under load (bench/bench_tables.py); turn on for
     # bandwidth-starved deployments.
     ws_compression: bool = False
+    # Clients ping at least this often; a socket silent for three heartbeats is closed.
+    ws_heartbeat_seconds: int = 20
     # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off)
     health_port: int = -1
     # Auth

@@ -33,8 +33,7 @@ from services.gateway.security import KeyCache
 
 log = logging.getLogger("kalaro.gateway.ws")
 
-HEARTBEAT_SECONDS = 20
-IDLE_LIMIT_SECONDS = 3 * HEARTBEAT_SECONDS
+IDLE_HEARTBEATS = 3  # a socket that sends nothing for this many heartbeats is closed
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40.0
 
@@ -209,14 +208,17 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     conn.start()
     hub: Hub = state.hub
     session = Session(state.nc, hub, conn, claims)
-    session.send(w.Welcome(claims.user_id, HEARTBEAT_SECONDS))
+    heartbeat = state.settings.ws_heartbeat_seconds
+    session.send(w.Welcome(claims.user_id, heartbeat))
     bucket = TokenBucket()
     closed = asyncio.ensure_future(conn.closed.wait())
     try:
         while not conn.closed.is_set():
             incoming = asyncio.ensure_future(receive())
             done, _ = await asyncio.wait(
-                {incoming, closed}, timeout=IDLE_LIMIT_SECONDS, return_when=asyncio.FIRST_COMPLETED
+                {incoming, closed},
+                timeout=IDLE_HEARTBEATS * heartbeat,
+                return_when=asyncio.FIRST_COMPLETED,
             )
             if incoming not in done:
                 incoming.cancel()

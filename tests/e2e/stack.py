@@ -89,6 +89,7 @@ class Stack:
             KALARO_ADMIN_EMAIL=ADMIN_EMAIL,
             KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD,
             KALARO_WELCOME_GRANT="1000",
+            KALARO_WS_HEARTBEAT_SECONDS="3",  # idle sockets close after 9 s (tested)
             KALARO_BOT_THINK_MS="40",  # bots think briefly, so whole hands fit in a test
             PYTHONUNBUFFERED="1",
         )

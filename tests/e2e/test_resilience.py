@@ -6,11 +6,13 @@ puts the stack back as it found it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import signal
 from typing import Any
 
+from kalaro.client.wire import open_wire
 from kalaro.launcher import ServiceSpec
 from tests.e2e.stack import Stack
 from tests.e2e.tables import admin, open_table, play_hand, signed_up, wait_balance
@@ -180,3 +182,21 @@ async def test_a_dropped_socket_reconnects_to_its_seat_and_plays_on(
     assert json.loads(bytes(result.result))["ending"]
     assert away.state(live.table_id).results[-1].hand_id == result.hand_id
     await live.close()
+
+
+async def test_a_quiet_socket_is_closed_unless_it_keeps_a_heartbeat(
+    stack: Stack, unique: str
+) -> None:
+    """The gateway closes a socket silent for three heartbeats (9 s in this stack); the
+    SDK pings by itself, so a seat waiting for its turn is never dropped for that."""
+    client = await signed_up(stack, "Quiet", unique)
+    sdk = client.table_socket(reconnect=False)
+    await sdk.connect()
+    lost = asyncio.Event()
+    url = f"{stack.base_url.replace('http://', 'ws://')}/ws?token={client.access_token}"
+    bare = await open_wire(url, lambda text: None, lambda exc: lost.set())
+    assert bare.is_open
+    await asyncio.wait_for(lost.wait(), 20)  # the bare socket sent nothing: closed
+    await sdk.ping()  # the SDK's socket, just as quiet, is still open
+    assert sdk.connects == 1
+    await sdk.close()

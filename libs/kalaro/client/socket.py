@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -33,6 +34,7 @@ log = logging.getLogger("kalaro.client")
 
 _decode_frame = msgspec.json.Decoder(w.AnyServerFrame).decode
 _encode = msgspec.json.Encoder().encode
+_PING = _encode(w.Ping()).decode()
 
 
 class FrameError(Exception):
@@ -111,6 +113,8 @@ class TableSocket:
         self.view_listeners: list[Callable[[SeatView], None]] = []
         self._wire: Wire | None = None
         self._reconnecting: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._last_sent = time.monotonic()
         self._refs = itertools.count(1)
         self._pending: dict[int, asyncio.Future[w.ServerFrame]] = {}
         self._watchers: list[asyncio.Future[None]] = []  # wait_for() callers
@@ -164,6 +168,11 @@ class TableSocket:
         if isinstance(frame, w.Error):
             await wire.close()
             raise FrameError(frame.code, frame.message)
+        if isinstance(frame, w.Welcome) and self._heartbeat is None:
+            # The gateway closes a socket that sends nothing for three heartbeats; a
+            # seat waiting for its turn (or a spectator) must not be dropped for that.
+            every = frame.heartbeat_seconds / 2
+            self._heartbeat = asyncio.get_running_loop().create_task(self._beat(every))
         self.connects += 1
         opened = True
         return wire
@@ -176,6 +185,8 @@ class TableSocket:
         self._closing = True
         if self._reconnecting is not None:
             self._reconnecting.cancel()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
         if self._wire is not None:
             await self._wire.close()
 
@@ -189,6 +200,15 @@ class TableSocket:
         if self._wire is None:
             raise WireClosed("not connected")
         self._wire.send_text(text)
+        self._last_sent = time.monotonic()
+
+    async def _beat(self, every: float) -> None:
+        """Send a ``ping`` whenever nothing else was sent for ``every`` seconds."""
+        while not self._closing:
+            await asyncio.sleep(every)
+            if time.monotonic() - self._last_sent >= every and self._wire is not None:
+                with contextlib.suppress(WireClosed):
+                    self._send(_PING)
 
     async def send_raw(self, text: str) -> None:
         self._send(text)
