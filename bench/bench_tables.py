@@ -303,7 +303,9 @@ async def run_phase(
     await asyncio.sleep(phase.seconds)
     phase.cpu = meter.used()
     stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(outcome, BaseException):  # a table that stopped playing is an error
+            phase.errors.append(f"table stopped: {outcome!r}")
     return phase
 
 
