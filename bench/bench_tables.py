@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import math
 import os
 import random
 import sys
@@ -157,10 +158,15 @@ class TableDriver:
         await self.host_socket.deal(self.table_id)
 
     async def run(self, phase: Phase, think: float, stop: asyncio.Event) -> None:
-        # Tables start spread over one think period, as players would: 500 tables moving
-        # in the same millisecond is a burst no real room makes (and it took 2% of the
-        # samples to ~0.5 s, i.e. it alone set p99).
-        await asyncio.sleep(self.rng.uniform(0, think))
+        # Start as if the room had been playing all along: the first move comes after
+        # what is left of a think period seen from a random moment (a length-biased
+        # gap, then a uniform point in it), so arrivals are the steady state's from the
+        # start. All tables moving in the same millisecond put 2% of the samples at
+        # ~0.5 s; a plain uniform start over one period briefly doubles up first and
+        # second moves (up to ~1.5x the rate).
+        low, high = 0.5 * think, 1.5 * think
+        gap = math.sqrt(low * low + self.rng.random() * (high * high - low * low))
+        await asyncio.sleep(self.rng.uniform(0, gap))
         while not stop.is_set():
             view = self.current()
             if view is None or view.view.get("result") is not None:
