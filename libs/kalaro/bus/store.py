@@ -29,9 +29,9 @@ def connect_redis(url: str, max_connections: int = 1024) -> Redis:
 
     Services bound their in-flight requests (``Service(max_in_flight=512)``) and each
     request holds one connection at a time, so ``max_connections`` is never reached in
-    practice. redis-py's ``ConnectionPool`` would queue instead of refusing, but
-    its condition variable added 25 µs of CPU to every command (a third of the client's
-    cost per command, measured with uvloop + hiredis).
+    practice. redis-py's ``BlockingConnectionPool`` would queue instead of refusing,
+    but its condition variable added 25 µs of CPU to every command (a third of the
+    client's cost per command, measured with uvloop + hiredis).
     """
     pool = ConnectionPool.from_url(url, max_connections=max_connections)
     return Redis(connection_pool=pool)
