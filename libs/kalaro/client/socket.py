@@ -1,11 +1,11 @@
 """WebSocket side of the SDK: subscribe to tables, keep the newest views, send moves.
 
-Every frame is decoded as it arrives (:mod:`kalaro.client.wire`); the socket keeps
-the newest view per table (frames older
-than what we hold are ignored; every view is complete, so a gap heals itself), records results,
-chat and errors, and resolves the request that a ``ref`` answers. With
-``reconnect=True`` a dropped connection is re-established and every table
-re-subscribed, which brings a full view of each.
+Every frame is decoded as it arrives (:mod:`kalaro.client.wire`). The socket keeps the
+newest view per table (frames older than what we hold are ignored; every view is
+complete, so a gap heals itself), records results, chat and errors, and resolves the
+request that a ``ref`` answers. It pings whenever it has been quiet for half a
+heartbeat. With ``reconnect=True`` a dropped connection is re-established and every
+table re-subscribed, which brings a full view of each.
 """
 
 from __future__ import annotations
@@ -187,6 +187,7 @@ class TableSocket:
             self._reconnecting.cancel()
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+            self._heartbeat = None  # a later connect() starts a new one
         if self._wire is not None:
             await self._wire.close()
 
@@ -206,8 +207,8 @@ class TableSocket:
         """Send a ``ping`` whenever nothing else was sent for ``every`` seconds."""
         while not self._closing:
             await asyncio.sleep(every)
-            if time.monotonic() - self._last_sent >= every and self._wire is not None:
-                with contextlib.suppress(WireClosed):
+            if time.monotonic() - self._last_sent >= every:
+                with contextlib.suppress(WireClosed):  # reconnecting: nothing to keep alive
                     self._send(_PING)
 
     async def send_raw(self, text: str) -> None:
