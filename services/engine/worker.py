@@ -379,6 +379,7 @@ class EngineWorker:
             await self.sweep_outcomes()
         except Exception:
             log.warning("engine %s: first sweep failed; the loop retries", self.game, exc_info=True)
+        self._stopping = False
         self._task = asyncio.create_task(self._background(), name=f"engine-{self.game}-timers")
 
     async def stop(self) -> None:
