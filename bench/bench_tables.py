@@ -204,7 +204,7 @@ class TableDriver:
             self._expected = own.version + 1
             self._arrived = set()
             self._all_arrived.clear()
-            started = time.perf_counter()
+            started, sent_at = time.perf_counter(), time.time()
             try:
                 await socket.act(self.table_id, action, version=own.version)
             except (FrameError, TimeoutError) as exc:
@@ -229,7 +229,7 @@ class TableDriver:
             # e.g. after a finished hand's result is on its way to the wallet).
             phase.latencies_ms.append((self._last_arrival - started) * 1000)
             phase.kinds.append(action.get("type", "?"))
-            phase.sent_at.append(time.time() - (time.perf_counter() - started))
+            phase.sent_at.append(sent_at)
             if think > 0:
                 await asyncio.sleep(think * self.rng.uniform(0.5, 1.5))
 
