@@ -45,6 +45,8 @@ TURN_SECONDS = 2
 MOVE_GAP = 0.06
 # Joker hands to play at most while waiting for a win and a secret kang.
 HANDS = 10
+# Deals to try for one where a claim reaches the seat left idle.
+IDLE_DEALS = 4
 MAHJONG = {"type": "claim", "kind": "mahjong", "tiles": []}
 
 
@@ -249,11 +251,11 @@ def check_category(
     return str(name)
 
 
-def auto_plays(socket: TableSocket, seat: int) -> list[tuple[int, str, str]]:
+def auto_plays(frames: list[dict[str, Any]], seat: int) -> list[tuple[int, str, str]]:
     """Turns the server played for ``seat``: (version, tile drawn, tile discarded), from
-    its own frames (a draw and a discard in one write: only a time-out does that)."""
+    its own view ``frames`` (a draw and a discard in one write: only a time-out does that)."""
     found = []
-    for frame in view_frames(socket):
+    for frame in frames:
         events = frame["events"]
         drawn = [e["tile"] for e in events if e["type"] == "tile_drawn" and e["seat"] == seat]
         thrown = [e["tile"] for e in events if e["type"] == "tile_discarded" and e["seat"] == seat]
@@ -328,20 +330,38 @@ async def test_pinoy_timers_auto_play_an_idle_seat(stack: Stack, unique: str) ->
     assert info.ruleset == "pinoy"
     assert (info.options["turn_seconds"], info.options["call_seconds"]) == (TURN_SECONDS, 1)
     assert info.options["robbing_the_kang"] and info.options["special_hands"]
+    # The idle seat's hand hardly changes (its timer throws back every draw), so a deal
+    # that leaves it nothing to claim stays that way; about one in a hundred also ends
+    # before its turn. Such a deal is played out and the next one tried.
+    for attempt in range(1, IDLE_DEALS + 1):
+        await deal(live)
+        if await _idle_seat_is_timed(live, players[0], attempt):
+            break
+    else:
+        raise AssertionError(f"in {IDLE_DEALS} deals no claim reached the idle seat")
+    await live.close()
 
-    await live.deal()
+
+async def _idle_seat_is_timed(live: LiveTable, player: KalaroClient, attempt: int) -> bool:
+    """Leave the seat after the dealer alone for one hand: its turns and its claims must
+    be played by the server's timers. False when the deal never offered it a claim."""
     first = live.sockets[0].view(live.table_id)
     assert first is not None and first.deadline_ms is not None  # the dealer's turn is timed
+    hand_id = first.hand_id
     idle = (first.view["dealer"] + 1) % 4  # the seat after the dealer never acts
     socket = live.sockets[idle]
     arrived: dict[int, float] = {}  # version -> when the idle seat's socket got it
     socket.view_listeners.append(lambda v: arrived.setdefault(v.version, time.monotonic()))
 
+    def frames() -> list[dict[str, Any]]:
+        return [f for f in view_frames(socket) if f["hand_id"] == hand_id]
+
+    def answered() -> list[dict[str, Any]]:
+        return [e for f in frames() for e in f["events"] if e["type"] == "call_answered"]
+
     def enough() -> bool:  # two turns and a claim passed by the timer (or five turns)
-        frames = view_frames(socket)
-        answered = any(e["type"] == "call_answered" for f in frames for e in f["events"])
-        turns = len(auto_plays(socket, idle))
-        return turns >= 5 or (turns >= 2 and answered)
+        turns = len(auto_plays(frames(), idle))
+        return turns >= 5 or (turns >= 2 and bool(answered()))
 
     def feed(seat: int, view: dict[str, Any]) -> Any:
         """The seat before the idle one discards what the idle seat could claim."""
@@ -357,41 +377,44 @@ async def test_pinoy_timers_auto_play_an_idle_seat(stack: Stack, unique: str) ->
             None,
         )  # fmt: skip
 
-    await play_around(live, idle, enough, random.Random(21), feed)
-    played = auto_plays(socket, idle)
-    frames = view_frames(socket)
-    assert played, "the hand ended before the idle seat's first turn"
+    await play_around(live, idle, enough, random.Random(20 + attempt), feed)
+    played = auto_plays(frames(), idle)
+    answers = answered()
+    if not (played and answers):
+        print(f"pinoy deal {attempt}: {len(played)} idle turns, no claim offered; dealing again")
+        if live.newest()[1]["result"] is None:  # type: ignore[index]
+            await play_hand(live, "mahjong", policy="smart", rng=random.Random(attempt))
+        return False
     for version, drawn, discarded in played:
         assert drawn == discarded  # the auto-discard is the tile just drawn
         # The turn began in the frame before (every seat's frame shows its deadline) and
         # the server waited the whole turn before playing it.
-        began = max(f["version"] for f in frames if f["version"] < version)
-        opened = next(f for f in frames if f["version"] == began)
+        began = max(f["version"] for f in frames() if f["version"] < version)
+        opened = next(f for f in frames() if f["version"] == began)
         assert opened["view"]["turn"] == idle and opened["view"]["phase"] == "draw"
         assert opened["deadline_ms"] is not None
         assert arrived[version] - arrived[began] > TURN_SECONDS - 0.5
-    assert any(f["version"] > played[0][0] for f in frames), "the hand stopped after it"
+    assert any(f["version"] > played[0][0] for f in frames()), "the hand stopped after it"
     # Claims offered to the idle seat were passed for it by the call timer.
-    offered = sum(1 for f in frames for e in f["events"] if e["type"] == "claims_offered")
-    answers = [e for f in frames for e in f["events"] if e["type"] == "call_answered"]
-    assert answers, f"no claim of the idle seat's was passed by the timer ({offered} offered)"
+    offered = sum(1 for f in frames() for e in f["events"] if e["type"] == "claims_offered")
     assert all(a["seat"] == idle and a["claim"] is None for a in answers)
     assert_reasons(live)
 
     if live.newest()[1]["result"] is None:  # type: ignore[index]
         await play_hand(live, "mahjong", policy="smart", rng=random.Random(22))
-    await socket.wait_for(lambda: bool(socket.state(live.table_id).results))
-    result = socket.state(live.table_id).results[-1]
+    results = socket.state(live.table_id).results
+    await socket.wait_for(lambda: bool(results) and results[-1].hand_id == hand_id)
+    result = results[-1]
     check_settlement(result, 0)
     # The hand's record: every move of the idle seat until then was the worker's time-out,
     # and the record replays (time-outs included) to the same result.
-    record = await players[0].hand_record(live.table_id, result.hand_id)
+    record = await player.hand_record(live.table_id, result.hand_id)
     idle_moves = [action for seat, action in record.actions if seat == idle]
     timed = len(played) + len(answers)
     assert idle_moves[:timed] == [{"type": "time_out"}] * timed
     assert verify_hand(record).ok
     print(f"pinoy: {len(played)} turns auto-played; {len(answers)} of {offered} offers timed out")
-    await live.close()
+    return True
 
 
 def assert_reasons(live: LiveTable) -> dict[str, int]:
