@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 from nats.aio.client import Client as NATS
 
+from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer, RedisServer
 
@@ -49,8 +49,8 @@ async def nc(nats_server: NatsServer) -> AsyncIterator[NATS]:
 
 
 @pytest.fixture
-async def redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.from_url(redis_server.url)
+async def redis(redis_server: RedisServer) -> AsyncIterator[RedisLink]:
+    client = RedisLink(redis_server.url)
     yield client
     await client.aclose()
 

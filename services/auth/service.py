@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 
 from nats.aio.client import Client as NATS
-from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus import Service
 from kalaro.bus.jetstream import ensure_stream, publish_once
+from kalaro.bus.redislink import RedisLink
 from kalaro.proto import subjects
 from kalaro.proto.auth import (
     CreateBot,
@@ -70,7 +70,7 @@ async def bootstrap(
     settings: Settings,
     *,
     engine: AsyncEngine,
-    redis: Redis,
+    redis: RedisLink,
     nc: NATS | None,
     throttle_prefix: str = "kalaro:auth:throttle:",
     google: GoogleVerifier | None = None,

@@ -15,9 +15,8 @@ import hashlib
 import math
 from typing import Any
 
-from redis.asyncio import Redis
-
 from kalaro.bus import ServiceError
+from kalaro.bus.redislink import RedisLink
 from kalaro.proto import errors as codes
 
 # KEYS: counters; ARGV[1]: window (ms); ARGV[i + 1]: the limit of KEYS[i].
@@ -51,7 +50,7 @@ return 1
 class Throttle:
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisLink,
         *,
         max_failures: int,
         address_max_failures: int,

@@ -25,10 +25,10 @@ from typing import Any
 
 import msgspec
 from nats.aio.client import Client as NATS
-from redis.asyncio import Redis
 
 from kalaro.bots import UnknownPolicy, policy_for
 from kalaro.bus import Service, ServiceError, request
+from kalaro.bus.redislink import RedisLink
 from kalaro.client import ApiError
 from kalaro.games.registry import UnknownGame
 from kalaro.proto import errors as codes
@@ -95,7 +95,7 @@ class Bots:
     def __init__(
         self,
         nc: NATS,
-        redis: Redis,
+        redis: RedisLink,
         settings: BotSettings,
         *,
         replica: str | None = None,

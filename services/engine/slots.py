@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
-from redis.asyncio import Redis
 
+from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion, VersionedStore
 from kalaro.games.registry import rules_for
 from kalaro.proto.engine import HandRecord, Player
@@ -134,7 +134,7 @@ class SlotStore:
     apart (services use the default, empty one).
     """
 
-    def __init__(self, redis: Redis, game: str, namespace: str = "") -> None:
+    def __init__(self, redis: RedisLink, game: str, namespace: str = "") -> None:
         self._redis = redis
         self._hands = VersionedStore(redis, f"{namespace}hand:")
         self.deadlines_key = f"{namespace}deadlines:{game}"

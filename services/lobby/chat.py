@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from redis.asyncio import Redis
+from kalaro.bus.redislink import RedisLink
 
 # Characters people substitute for a letter to slip past a filter.
 _LEET: dict[str, str] = {
@@ -100,7 +100,7 @@ class ChatLimiter:
     """At most ``limit`` messages per ``window_seconds`` per player per table."""
 
     def __init__(
-        self, redis: Redis, prefix: str, *, limit: int = 5, window_seconds: float = 10.0
+        self, redis: RedisLink, prefix: str, *, limit: int = 5, window_seconds: float = 10.0
     ) -> None:
         self._redis = redis
         self._prefix = prefix

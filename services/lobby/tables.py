@@ -45,10 +45,10 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 from nats.aio.client import Client as NATS
-from redis.asyncio import Redis
 
 from kalaro.bus import RemoteError, ServiceError, request
 from kalaro.bus.codec import encode
+from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion, VersionedStore
 from kalaro.games.registry import GameRules, UnknownGame, rules_for
 from kalaro.proto import errors as codes
@@ -224,7 +224,7 @@ class Lobby:
     def __init__(
         self,
         nc: NATS,
-        redis: Redis,
+        redis: RedisLink,
         *,
         prefix: str = "lobby:",
         clock: Callable[[], float] = time.time,

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
 from nats.aio.client import Client as NATS
 
+from kalaro.bus.redislink import RedisLink
 from kalaro.sql import create_engine, migrate
 from services.auth.schema import COMPONENT, MIGRATIONS
 from services.auth.service import bootstrap, build_service
@@ -30,7 +30,7 @@ def google_keys() -> GoogleKeys:
 @pytest.fixture
 async def auth(
     nc: NATS,
-    redis: aioredis.Redis,
+    redis: RedisLink,
     database_url: str,
     tmp_path: Path,
     unique: str,

@@ -9,9 +9,9 @@ import asyncio
 import re
 
 import pytest
-import redis.asyncio as aioredis
 
 from kalaro.bus import ServiceError
+from kalaro.bus.redislink import RedisLink
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.auth import SignIn, TokenPair
@@ -84,7 +84,7 @@ async def test_address_is_throttled_across_accounts(auth: AuthHarness) -> None:
     assert pair.user.email == victim
 
 
-async def test_parallel_guesses_cannot_pass_the_limit(redis: aioredis.Redis, unique: str) -> None:
+async def test_parallel_guesses_cannot_pass_the_limit(redis: RedisLink, unique: str) -> None:
     throttle = Throttle(
         redis, max_failures=3, address_max_failures=100, window_seconds=60, prefix=f"t:{unique}:"
     )
@@ -96,7 +96,7 @@ async def test_parallel_guesses_cannot_pass_the_limit(redis: aioredis.Redis, uni
     assert all(isinstance(r, ServiceError) and r.code == codes.THROTTLED for r in results if r)
 
 
-async def test_counters_expire_after_the_window(redis: aioredis.Redis, unique: str) -> None:
+async def test_counters_expire_after_the_window(redis: RedisLink, unique: str) -> None:
     throttle = Throttle(
         redis, max_failures=1, address_max_failures=1, window_seconds=1, prefix=f"t:{unique}:"
     )

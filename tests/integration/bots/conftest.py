@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 from nats.aio.client import Client as NATS
 
+from kalaro.bus.redislink import RedisLink
 from kalaro.sql import create_engine, migrate
 from services.auth.accounts import AuthDeps
 from services.auth.schema import COMPONENT, MIGRATIONS
@@ -23,7 +23,7 @@ from tests.integration.auth.harness import auth_settings
 
 @pytest.fixture
 async def auth(
-    nc: NATS, redis: aioredis.Redis, database_url: str, tmp_path: Path, unique: str
+    nc: NATS, redis: RedisLink, database_url: str, tmp_path: Path, unique: str
 ) -> AsyncIterator[AuthDeps]:
     """A running auth service (queue group ``auth``); yields its dependencies."""
     jwks = tmp_path / "google-jwks.json"

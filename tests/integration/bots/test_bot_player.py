@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 from msgspec.structs import replace
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import request
+from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer
 from kalaro.proto import subjects
 from kalaro.proto.engine import GetHandRecord, HandRecord, Player, StartHand
@@ -43,7 +43,7 @@ from tests.integration.engine.engine_helpers import (
 
 @pytest.fixture
 async def workers(
-    nats_server: NatsServer, redis: aioredis.Redis, unique: str
+    nats_server: NatsServer, redis: RedisLink, unique: str
 ) -> AsyncIterator[Replicas]:
     """Engine workers on the wall clock, so their timers run as in production."""
     replicas = Replicas(nats_server.url, redis, f"t{unique}:", FakeClock())
@@ -181,7 +181,7 @@ async def test_bots_play_mahjong_and_retry_answers_that_came_second(
 
 
 async def test_a_slow_thinker_still_moves_inside_every_time_limit(
-    nc: NATS, workers: Replicas, redis: aioredis.Redis, unique: str
+    nc: NATS, workers: Replicas, redis: RedisLink, unique: str
 ) -> None:
     """Ten seconds of 'thinking' against two-second limits: the limit wins, every time."""
     await workers.start("mahjong", background=True, now_ms=wall_clock)

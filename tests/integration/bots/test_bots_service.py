@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, request
+from kalaro.bus.redislink import RedisLink
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.bots import BotSeated, SeatBot
@@ -45,9 +45,7 @@ def settings(unique: str) -> BotSettings:
 
 
 @pytest.fixture
-async def replicas(
-    nc: NATS, redis: aioredis.Redis, unique: str
-) -> AsyncIterator[list[RecordingBots]]:
+async def replicas(nc: NATS, redis: RedisLink, unique: str) -> AsyncIterator[list[RecordingBots]]:
     made: list[RecordingBots] = []
     for name in ("a", "b"):
         made.append(RecordingBots(nc, redis, settings(unique), replica=f"{unique}-{name}"))
@@ -56,7 +54,7 @@ async def replicas(
         await bots.stop()
 
 
-async def assign(redis: aioredis.Redis, bots: Bots, table: str, owner: str) -> Assignment:
+async def assign(redis: RedisLink, bots: Bots, table: str, owner: str) -> Assignment:
     assignment = Assignment(table, 1, "tongits", 3, owner)
     key = f"{bots.settings.redis_prefix}assignments"
     await redis.hset(key, assignment.hash_field, msgspec.json.encode(assignment))
@@ -64,7 +62,7 @@ async def assign(redis: aioredis.Redis, bots: Bots, table: str, owner: str) -> A
 
 
 async def test_bots_resume_only_what_a_gone_replica_left(
-    redis: aioredis.Redis, replicas: list[RecordingBots], unique: str
+    redis: RedisLink, replicas: list[RecordingBots], unique: str
 ) -> None:
     a, b = replicas
     live = await assign(redis, a, f"{unique}-live", a.replica)
@@ -87,7 +85,7 @@ async def test_bots_resume_only_what_a_gone_replica_left(
 
 
 async def test_seat_refuses_a_game_without_bots_and_an_unreachable_gateway(
-    nc: NATS, redis: aioredis.Redis, unique: str
+    nc: NATS, redis: RedisLink, unique: str
 ) -> None:
     bots = Bots(nc, redis, settings(unique), replica=f"{unique}-s")
     service = build_service(bots)

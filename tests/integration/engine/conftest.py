@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-import redis.asyncio as aioredis
 from nats.aio.client import Client as NATS
 
+from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer
 from tests.integration.engine.engine_helpers import FakeClock, Replicas
 
@@ -25,7 +25,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 async def workers(
-    nats_server: NatsServer, redis: aioredis.Redis, unique: str, clock: FakeClock
+    nats_server: NatsServer, redis: RedisLink, unique: str, clock: FakeClock
 ) -> AsyncIterator[Replicas]:
     replicas = Replicas(nats_server.url, redis, f"t{unique}:", clock)
     yield replicas

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-import redis.asyncio as aioredis
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from kalaro.bus import Service, request
+from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.games.base import derive_seed
 from kalaro.games.registry import GameRules, rules_for
@@ -68,7 +68,7 @@ class Replica:
 class Replicas:
     """Engine worker replicas of one test: own NATS connections, one Redis namespace."""
 
-    def __init__(self, nats_url: str, redis: aioredis.Redis, namespace: str, clock: FakeClock):
+    def __init__(self, nats_url: str, redis: RedisLink, namespace: str, clock: FakeClock):
         self.nats_url = nats_url
         self.redis = redis
         self.namespace = namespace

@@ -112,9 +112,10 @@ async def test_an_answer_does_not_restart_the_window_and_a_late_seat_times_out(
     await feed.wait_version(answered.version)
     assert feed.public_views[answered.version]["deadline_ms"] == opened + 20_000
     # The old version's deadline went with the write that made it stale.
-    members = await workers.redis.zrange(store.deadlines_key, 0, -1, withscores=True)
+    members = await workers.redis.execute("ZRANGE", store.deadlines_key, 0, -1, "WITHSCORES")
     assert members == [
-        (deadline_member(start.table_id, start.hand_id, answered.version).encode(), opened + 20_000)
+        deadline_member(start.table_id, start.hand_id, answered.version).encode(),
+        str(opened + 20_000).encode(),
     ]
 
     clock.now = opened + 19_999

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-import redis.asyncio as aioredis
 from nats.aio.client import Client as NATS
 
+from kalaro.bus.redislink import RedisLink
 from services.lobby.service import build_service, start_hands_consumer
 from services.lobby.tables import Lobby
 from tests.integration.lobby.harness import Clock, Frames, LobbyHarness, Peers
@@ -28,7 +28,7 @@ def peers() -> Peers:
 
 @pytest.fixture
 async def lobby(
-    nc: NATS, redis: aioredis.Redis, unique: str, peers: Peers
+    nc: NATS, redis: RedisLink, unique: str, peers: Peers
 ) -> AsyncIterator[LobbyHarness]:
     """A running lobby (queue group ``lobby``), its hands consumer, peers and a recorder."""
     frames = Frames()

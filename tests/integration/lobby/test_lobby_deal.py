@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-import redis.asyncio as aioredis
 from msgspec.structs import replace
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import ServiceError
 from kalaro.bus.codec import encode
+from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer
 from kalaro.proto import errors as codes
@@ -86,7 +86,7 @@ async def test_deal_is_for_the_host_with_everyone_ready(lobby: LobbyHarness) -> 
 
 
 async def test_racing_deals_on_two_replicas_deal_once(
-    lobby: LobbyHarness, nats_server: NatsServer, redis: aioredis.Redis
+    lobby: LobbyHarness, nats_server: NatsServer, redis: RedisLink
 ) -> None:
     """Two lobby processes (own NATS connections), several Deals at once: one hand."""
     table, _ = await lobby.full_table("tongits", 10)
