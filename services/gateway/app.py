@@ -23,7 +23,7 @@ from kalaro.settings import Settings
 from services.gateway import routes, routes_practice
 from services.gateway.hub import Hub
 from services.gateway.security import KeyCache
-from services.gateway.ws import ws_endpoint
+from services.gateway.ws import IDLE_HEARTBEATS, ws_endpoint
 
 log = logging.getLogger("kalaro.gateway")
 
@@ -77,10 +77,15 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         app.state.hub = Hub(client)
         app.state.settings = settings
         watcher = asyncio.create_task(watch_event_loop("gateway"))
+        heartbeat = settings.ws_heartbeat_seconds
+        reaper = asyncio.create_task(
+            app.state.hub.reap_idle(IDLE_HEARTBEATS * heartbeat, heartbeat / 2)
+        )
         try:
             yield
         finally:
             watcher.cancel()
+            reaper.cancel()
             if own:
                 await client.drain()
 

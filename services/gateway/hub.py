@@ -10,7 +10,8 @@ is ever attached to another seat's subject.
 
 Each socket has a bounded outbound queue drained by its own writer task, so one
 slow client can never stall the fan-out; a client that falls too far behind is
-disconnected and, on reconnecting, gets a full view.
+disconnected and, on reconnecting, gets a full view. One reaper task per gateway
+closes sockets that have sent nothing for too long, so reading a frame costs no timer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -54,6 +56,9 @@ class Connection:
         self._writer: asyncio.Task[None] | None = None
         self.seats: dict[str, int | None] = {}  # table id -> seat (None: spectator)
         self.closed = asyncio.Event()
+        # The task reading the socket: closing cancels it, which ends the socket.
+        self.reader: asyncio.Task[None] | None = None
+        self.last_heard = time.monotonic()  # when the client last sent a frame
 
     def start(self) -> None:
         self._writer = asyncio.create_task(self._write_loop())
@@ -69,10 +74,13 @@ class Connection:
         self._wake()
 
     def close(self) -> None:
-        """Stop sending (frames still queued are dropped) and end the writer."""
+        """Stop sending (frames still queued are dropped), end the writer, and stop the
+        reader, whose handler then says goodbye and cleans up."""
         if not self.closed.is_set():
             self.closed.set()
             self._wake()
+            if self.reader is not None:
+                self.reader.cancel()
 
     def _wake(self) -> None:
         if self._wakeup is not None and not self._wakeup.done():
@@ -98,7 +106,7 @@ class Connection:
         except Exception:
             log.debug("socket write failed", exc_info=True)
         finally:
-            self.closed.set()
+            self.close()
 
 
 def seat_of(table: TableInfo, user_id: str) -> int | None:
@@ -200,6 +208,19 @@ class Hub:
         self._nc = nc
         self._feeds: dict[str, TableFeed] = {}
         self._lock = asyncio.Lock()
+        self.connections: set[Connection] = set()  # every open socket, for the reaper
+
+    async def reap_idle(self, idle_seconds: float, every: float) -> None:
+        """Forever: close sockets that have sent nothing (not even a ping) for
+        ``idle_seconds``, checking every ``every`` seconds."""
+        while True:
+            await asyncio.sleep(every)
+            quiet_since = time.monotonic() - idle_seconds
+            for conn in [c for c in self.connections if c.last_heard < quiet_since]:
+                log.info(
+                    "socket of %s was silent for %.0f s; closing it", conn.user_id, idle_seconds
+                )
+                conn.close()
 
     def feed(self, table_id: str) -> TableFeed | None:
         return self._feeds.get(table_id)

@@ -205,38 +205,36 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "websocket.send", "text": frame.decode()})
 
     conn = Connection(claims.user_id, claims.name, send_frame)
+    conn.reader = asyncio.current_task()  # closing the connection (slow, idle) ends us
     conn.start()
     hub: Hub = state.hub
+    hub.connections.add(conn)
     session = Session(state.nc, hub, conn, claims)
-    heartbeat = state.settings.ws_heartbeat_seconds
-    session.send(w.Welcome(claims.user_id, heartbeat))
+    session.send(w.Welcome(claims.user_id, state.settings.ws_heartbeat_seconds))
     bucket = TokenBucket()
-    closed = asyncio.ensure_future(conn.closed.wait())
     try:
-        while not conn.closed.is_set():
-            incoming = asyncio.ensure_future(receive())
-            done, _ = await asyncio.wait(
-                {incoming, closed},
-                timeout=IDLE_HEARTBEATS * heartbeat,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-            if incoming not in done:
-                incoming.cancel()
-                break  # idle past the heartbeat limit, or the writer gave up
-            message = incoming.result()
+        while True:
+            message = await receive()
             if message["type"] == "websocket.disconnect":
                 return
+            allowed = bucket.take()
+            conn.last_heard = bucket.stamp  # take() has just read the clock
             data = message.get("text")
             raw = data.encode() if data is not None else (message.get("bytes") or b"")
-            if not bucket.take():
+            if not allowed:
                 # Answer the request's ref, so the client fails fast instead of waiting.
                 session.send(w.Error("rate_limited", "too many frames; slow down", _ref_of(raw)))
                 continue
             await session.handle(raw)
+    except asyncio.CancelledError:
+        if not conn.closed.is_set():
+            raise  # the server is stopping, not this socket
+        # Too slow or silent too long (see Connection.close): say goodbye.
         with contextlib.suppress(Exception):
             await send({"type": "websocket.close", "code": 1000})
     finally:
-        closed.cancel()
+        conn.reader = None  # cleaning up must not cancel this task
+        hub.connections.discard(conn)
         conn.close()
         await hub.leave_all(conn)
         await conn.wait_closed()

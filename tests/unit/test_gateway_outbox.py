@@ -1,4 +1,5 @@
-"""The gateway's per-socket outbox: order kept, a stalled client cut off, close ends it.
+"""The gateway's per-socket outbox and lifetime: order kept, a stalled client cut off,
+close ends writer and reader, silent sockets reaped.
 
 Pure asyncio: the socket's ``send`` is a function of the test.
 """
@@ -6,8 +7,12 @@ Pure asyncio: the socket's ``send`` is a function of the test.
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
-from services.gateway.hub import OUTBOX_LIMIT, Connection
+import pytest
+from nats.aio.client import Client as NATS
+
+from services.gateway.hub import OUTBOX_LIMIT, Connection, Hub
 
 
 async def test_frames_are_sent_in_order() -> None:
@@ -70,3 +75,51 @@ async def test_a_failing_send_closes_the_connection() -> None:
     conn.push(b"hello")
     await asyncio.wait_for(conn.closed.wait(), 1)
     await conn.wait_closed()
+
+
+async def test_closing_stops_the_reader_and_only_it() -> None:
+    """A slow or silent socket is closed by cancelling the task reading it; the close
+    that the reader itself does while cleaning up must not cancel it again."""
+
+    async def send(frame: bytes) -> None:
+        pass
+
+    conn = Connection("u4", "Dan", send)
+    cleaned_up = asyncio.Event()
+
+    async def reader() -> None:
+        conn.reader = asyncio.current_task()
+        try:
+            await asyncio.sleep(60)  # waiting for the client's next frame
+        finally:
+            conn.reader = None
+            conn.close()
+            await asyncio.sleep(0)  # cleanup may await; it must not be cancelled
+            cleaned_up.set()
+
+    task = asyncio.create_task(reader())
+    conn.start()
+    await asyncio.sleep(0)
+    conn.close()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 1)  # not a timeout: the close ended the reader
+    assert cleaned_up.is_set()
+    await conn.wait_closed()
+
+
+async def test_the_reaper_closes_only_silent_sockets() -> None:
+    async def send(frame: bytes) -> None:
+        pass
+
+    hub = Hub(cast(NATS, None))  # the reaper needs no NATS
+    quiet, chatty = Connection("u5", "Eve", send), Connection("u6", "Fay", send)
+    hub.connections |= {quiet, chatty}
+    quiet.last_heard -= 10
+    reaper = asyncio.create_task(hub.reap_idle(idle_seconds=5, every=0.01))
+    try:
+        await asyncio.wait_for(quiet.closed.wait(), 1)
+        assert not chatty.closed.is_set()
+        chatty.last_heard -= 10
+        await asyncio.wait_for(chatty.closed.wait(), 1)
+    finally:
+        reaper.cancel()
