@@ -34,7 +34,12 @@ log = logging.getLogger("kalaro.client")
 
 _decode_frame = msgspec.json.Decoder(w.AnyServerFrame).decode
 _encode = msgspec.json.Encoder().encode
-_PING = _encode(w.Ping()).decode()
+_PING = _encode(w.Ping())
+
+
+def _expire(future: asyncio.Future[Any], timeout: float) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError(f"no reply from the gateway in {timeout} s"))
 
 
 class FrameError(Exception):
@@ -197,7 +202,7 @@ class TableSocket:
             await self._wire.close(4000, "dropped by test")
 
     # --- requests ---------------------------------------------------------------------
-    def _send(self, text: str) -> None:
+    def _send(self, text: str | bytes) -> None:
         if self._wire is None:
             raise WireClosed("not connected")
         self._wire.send_text(text)
@@ -218,12 +223,17 @@ class TableSocket:
         self, frame_factory: Callable[[int], w.ClientFrame], timeout: float = 10
     ) -> w.ServerFrame:
         ref = next(self._refs)
-        future: asyncio.Future[w.ServerFrame] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[w.ServerFrame] = loop.create_future()
         self._pending[ref] = future
+        # A timer, not asyncio.wait_for: that wraps every request in more futures and
+        # callbacks, which a load generator sending a thousand moves a second feels.
+        timer = loop.call_later(timeout, _expire, future, timeout)
         try:
-            self._send(_encode(frame_factory(ref)).decode())
-            reply = await asyncio.wait_for(future, timeout)
+            self._send(_encode(frame_factory(ref)))
+            reply = await future
         finally:
+            timer.cancel()
             self._pending.pop(ref, None)
         if isinstance(reply, w.Error):
             raise FrameError(reply.code, reply.message)
