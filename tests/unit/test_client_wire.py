@@ -112,7 +112,11 @@ async def test_a_close_frame_is_answered_and_ends_reading() -> None:
 
 async def test_protocol_violations_close_with_their_code() -> None:
     cases: list[tuple[bytes, int, int]] = [
-        (b"\x81\x85abcd" + bytes(b ^ m for b, m in zip(b"hello", b"abcd" * 2)), 1002, 2**22),
+        (
+            b"\x81\x85abcd" + bytes(b ^ m for b, m in zip(b"hello", b"abcda", strict=True)),
+            1002,
+            2**22,
+        ),
         (b"\xc1\x02hi", 1002, 2**22),  # a reserved bit set
         (b"\x83\x00", 1002, 2**22),  # opcode 3 is not defined
         (b"\x80\x02hi", 1002, 2**22),  # a continuation with nothing to continue
