@@ -212,7 +212,8 @@ class TableDriver:
                 await asyncio.sleep(0.05)
                 continue
             try:
-                await asyncio.wait_for(self._all_arrived.wait(), 10)
+                if not self._all_arrived.is_set():  # views usually beat the ack: no wait
+                    await asyncio.wait_for(self._all_arrived.wait(), 10)
             except TimeoutError:
                 missing = sorted(set(self.sockets) - self._arrived)
                 held = [
