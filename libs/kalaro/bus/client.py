@@ -1,13 +1,22 @@
-"""Typed request/reply over NATS."""
+"""Typed request/reply over NATS.
+
+Replies come back on one inbox subscription per connection (``_INBOX.<random>.*``),
+as in nats-py's own ``request``, but each request costs a counter, a future and a
+timer: nats-py's version draws random bytes for every token and wraps the wait in
+``asyncio.wait_for``, which showed in the gateway's CPU samples at 500 bench tables.
+"""
 
 from __future__ import annotations
 
-from typing import TypeVar
+import asyncio
+import itertools
+import secrets
+import weakref
+from typing import Any, TypeVar
 
 import msgspec
 from nats.aio.client import Client as NATS
-from nats.errors import NoRespondersError
-from nats.errors import TimeoutError as NatsTimeout
+from nats.aio.msg import Msg
 
 from kalaro.bus.codec import decode, encode
 from kalaro.bus.errors import RemoteError, unavailable
@@ -16,6 +25,67 @@ from kalaro.proto.errors import ErrorReply
 T = TypeVar("T")
 
 ERROR_HEADER = "Kalaro-Error"
+_NO_RESPONDERS = "503"  # the status NATS answers with when nobody is subscribed
+
+
+class _Inbox:
+    """Where one connection's replies arrive, and who is waiting for which."""
+
+    def __init__(self, nc: NATS) -> None:
+        self._nc = nc
+        self.prefix = f"_INBOX.{secrets.token_hex(11)}."
+        self._tokens = itertools.count()
+        self._waiting: dict[str, asyncio.Future[Msg]] = {}
+
+    async def start(self) -> None:
+        await self._nc.subscribe(self.prefix + "*", cb=self._on_reply)
+
+    async def _on_reply(self, msg: Msg) -> None:
+        future = self._waiting.get(msg.subject[len(self.prefix) :])
+        if future is not None and not future.done():
+            future.set_result(msg)
+
+    async def request(self, subject: str, payload: bytes, timeout: float) -> Msg | None:
+        """The reply, or None when nobody answered (in time, or at all)."""
+        token = str(next(self._tokens))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Msg] = loop.create_future()
+        self._waiting[token] = future
+        timer = loop.call_later(timeout, _give_up, future)
+        try:
+            await self._nc.publish(subject, payload, reply=self.prefix + token)
+            reply = await future
+        except TimeoutError:
+            return None
+        finally:
+            timer.cancel()
+            del self._waiting[token]
+        if not reply.data and reply.headers and reply.headers.get("Status") == _NO_RESPONDERS:
+            return None
+        return reply
+
+
+def _give_up(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
+_inboxes: weakref.WeakKeyDictionary[NATS, _Inbox] = weakref.WeakKeyDictionary()
+_opening: weakref.WeakKeyDictionary[NATS, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def _inbox(nc: NATS) -> _Inbox:
+    inbox = _inboxes.get(nc)
+    if inbox is not None:
+        return inbox
+    lock = _opening.setdefault(nc, asyncio.Lock())
+    async with lock:
+        inbox = _inboxes.get(nc)
+        if inbox is None:
+            inbox = _Inbox(nc)
+            await inbox.start()
+            _inboxes[nc] = inbox
+    return inbox
 
 
 async def request(
@@ -31,10 +101,9 @@ async def request(
     Raises :class:`RemoteError` with the service's code when it answered with an
     error, and with ``unavailable`` when nobody answered in time.
     """
-    try:
-        reply = await nc.request(subject, encode(message), timeout=timeout)
-    except (NoRespondersError, NatsTimeout) as exc:
-        raise unavailable(subject) from exc
+    reply = await (_inboxes.get(nc) or await _inbox(nc)).request(subject, encode(message), timeout)
+    if reply is None:
+        raise unavailable(subject)
     if reply.headers and ERROR_HEADER in reply.headers:
         err = decode(reply.data, ErrorReply)
         raise RemoteError(err.code, err.message)

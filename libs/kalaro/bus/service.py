@@ -56,6 +56,9 @@ class Service:
         self._subscriptions: list[Subscription] = []
         self._in_flight: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(max_in_flight)
+        # Metric children by (subject, outcome): labels() hashes and locks on every call.
+        self._counted: dict[tuple[str, str], Any] = {}
+        self._timed: dict[str, Any] = {}
         self._nc: NATS | None = None
 
     @property
@@ -125,8 +128,17 @@ class Service:
             log.exception("%s: unhandled error on %s", self.name, endpoint.subject)
             await self._respond_error(msg, codes.INTERNAL, "internal error")
         finally:
-            REQUESTS.labels(self.name, endpoint.subject, outcome).inc()
-            LATENCY.labels(self.name, endpoint.subject).observe(time.perf_counter() - started)
+            subject = endpoint.subject
+            counter = self._counted.get((subject, outcome))
+            if counter is None:
+                counter = self._counted[subject, outcome] = REQUESTS.labels(
+                    self.name, subject, outcome
+                )
+            counter.inc()
+            timer = self._timed.get(subject)
+            if timer is None:
+                timer = self._timed[subject] = LATENCY.labels(self.name, subject)
+            timer.observe(time.perf_counter() - started)
 
     async def _respond_error(self, msg: Msg, code: str, message: str) -> None:
         if not msg.reply or self._nc is None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import msgspec
 import pytest
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 
 from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.store import StaleVersion, VersionedStore
@@ -56,10 +58,32 @@ async def test_malformed_request_gets_bad_request(nc: NATS, unique: str) -> None
     await service.stop()
 
 
-async def test_no_responder_is_unavailable(nc: NATS, unique: str) -> None:
+async def test_no_responder_is_unavailable_at_once(nc: NATS, unique: str) -> None:
+    started = time.monotonic()
     with pytest.raises(RemoteError) as err:
-        await request(nc, f"test.{unique}.nobody", Add(1, 1), Sum, timeout=0.5)
+        await request(nc, f"test.{unique}.nobody", Add(1, 1), Sum, timeout=5)
     assert err.value.code == "unavailable"
+    assert time.monotonic() - started < 2  # NATS said nobody listens: no waiting
+
+
+async def test_a_silent_responder_is_unavailable_after_the_timeout(nc: NATS, unique: str) -> None:
+    subject = f"test.{unique}.silent"
+    heard: list[bytes] = []
+
+    async def listen_only(msg: Msg) -> None:
+        heard.append(msg.data)
+
+    await nc.subscribe(subject, cb=listen_only)
+    started = time.monotonic()
+    with pytest.raises(RemoteError) as err:
+        await request(nc, subject, Add(1, 1), Sum, timeout=0.3)
+    assert err.value.code == "unavailable"
+    assert 0.3 <= time.monotonic() - started < 2
+    assert len(heard) == 1
+    # The same connection still gets its next replies (the inbox did not break).
+    service = await _serve(nc, f"test.{unique}.add", "r1")
+    assert (await request(nc, f"test.{unique}.add", Add(2, 3), Sum)).total == 5
+    await service.stop()
 
 
 async def test_queue_group_spreads_requests_and_stop_drains(nc: NATS, unique: str) -> None:
