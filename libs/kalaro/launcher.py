@@ -79,7 +79,8 @@ class Stack:
         env = dict(os.environ)
         env.update(
             KALARO_NATS_URL=self.nats.url,
-            KALARO_REDIS_URL=self.redis.url,
+            # The Unix socket when its path is short enough: cheaper than loopback TCP.
+            KALARO_REDIS_URL=self.redis.unix_url or self.redis.url,
             KALARO_DATABASE_URL=self.database_url,
             KALARO_VAR_DIR=str(self.var),
             KALARO_JWT_PRIVATE_KEY_FILE=str(self.var / "keys" / "jwt-ed25519.pem"),

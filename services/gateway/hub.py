@@ -109,6 +109,10 @@ class Connection:
             self.close()
 
 
+def _sitters(table: TableInfo) -> tuple[str | None, ...]:
+    return tuple(seat.user_id if seat is not None else None for seat in table.seats)
+
+
 def seat_of(table: TableInfo, user_id: str) -> int | None:
     for index, seat in enumerate(table.seats):
         if seat is not None and seat.user_id == user_id:
@@ -194,11 +198,16 @@ class TableFeed:
 
     async def _on_event(self, msg: Msg) -> None:
         if msg.data.startswith(_TABLE_FRAME_PREFIX):
-            # Someone sat down or left: move sockets between their seat and the audience.
-            self.table = _table_changed.decode(msg.data).table
-            for conn in self.everyone():
-                self.attach(conn)
-            await self.sync_subscriptions()
+            table = _table_changed.decode(msg.data).table
+            if table.version >= self.table.version:
+                seated_before = _sitters(self.table)
+                self.table = table
+                if _sitters(table) != seated_before:
+                    # Someone sat down or left: move sockets between seat and audience.
+                    # (Most table frames are Ready taps and hand ends: nothing to move.)
+                    for conn in self.everyone():
+                        self.attach(conn)
+                    await self.sync_subscriptions()
         for conn in self.everyone():
             conn.push(msg.data)
 
