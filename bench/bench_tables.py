@@ -105,6 +105,7 @@ class Phase:
     hands: int = 0
     refused_deals: int = 0  # ready/deal frames refused (e.g. the table was not back yet)
     cpu: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds
+    speed_ms: float = 0.0  # machine_speed() just before the phase
 
     @property
     def actions_per_second(self) -> float:
@@ -255,6 +256,19 @@ class TableDriver:
                 await asyncio.wait_for(self._new_view.wait(), 0.5)
 
 
+def machine_speed(steps: int = 2_000_000) -> float:
+    """Milliseconds per million steps of a fixed pure-Python loop (lower is faster).
+
+    This VM's speed drifts (the same loop took 0.9 to 1.6 s within an hour, idle, with
+    no steal time shown), and every number in a run moves with it: printed beside the
+    phases so that runs can be compared."""
+    started = time.perf_counter()
+    total = 0
+    for step in range(steps):
+        total += step
+    return (time.perf_counter() - started) * 1e9 / steps
+
+
 async def nats_floor(url: str, count: int) -> tuple[float, float]:
     """p50 and p99 (ms) of a raw request/reply between two connections, no work done."""
     server = await nats.connect(url)
@@ -383,13 +397,12 @@ async def main_async(args: argparse.Namespace) -> int:
         for n in sizes:
             # (clock times, to line up with the services' logs in the scratch directory)
             print(f"  {_now()} {n} tables at {args.rate}/s each …", file=sys.stderr)
-            phase = Phase(f"{n} tables", n, seconds)
+            phase = Phase(f"{n} tables", n, seconds, speed_ms=machine_speed())
             phases.append(await run_phase(drivers, phase, 1 / args.rate, meter))
         print(f"  {_now()} saturation (no think time) …", file=sys.stderr)
-        saturation = await run_phase(
-            drivers, Phase(f"{max(sizes)} tables, no think", max(sizes), seconds), 0, meter
-        )
-        phases.append(saturation)
+        saturation = Phase(f"{max(sizes)} tables, no think", max(sizes), seconds)
+        saturation.speed_ms = machine_speed()
+        phases.append(await run_phase(drivers, saturation, 0, meter))
 
         watcher.cancel()
         print("\nKaLaro live tables: send action → last of 3 seats has the new view")
@@ -409,6 +422,10 @@ async def main_async(args: argparse.Namespace) -> int:
                 f"{phase.hands:>7}{len(phase.errors):>8}{phase.refused_deals:>9}"
             )
         print_cpu(phases)
+        print(
+            "machine speed before each phase (ms per million loop steps, lower is faster): "
+            + ", ".join(f"{p.name} {p.speed_ms:.0f}" for p in phases)
+        )
         if args.slowest:
             for phase in phases:
                 ranked = sorted(
