@@ -10,6 +10,7 @@ import uvicorn
 from kalaro.bus.runner import tune_gc
 from kalaro.settings import load_settings
 from services.gateway.app import create_app
+from services.gateway.fastws import TextFrameWebSocketProtocol
 
 
 def _has(module: str) -> bool:
@@ -29,6 +30,8 @@ def main() -> None:
         loop="uvloop" if _has("uvloop") else "asyncio",
         http="httptools" if _has("httptools") else "h11",
         ws_per_message_deflate=settings.ws_compression,
+        # Our text framing only when no extension could apply (see fastws).
+        ws="auto" if settings.ws_compression else TextFrameWebSocketProtocol,
     )
     uvicorn.Server(config).run()
 
