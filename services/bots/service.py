@@ -116,6 +116,7 @@ class Bots:
         self.playing: dict[tuple[str, int], tuple[BotSeat, asyncio.Task[None], Assignment]] = {}
         self._picking: dict[str, _Picking] = {}
         self._background: asyncio.Task[None] | None = None
+        self._stopping = False
 
     # --- bots.seat ----------------------------------------------------------------------
 
@@ -226,11 +227,15 @@ class Bots:
     async def start(self) -> None:
         """Take the lease, resume every bot whose owner is gone, then keep doing so."""
         await self.sweep()
+        self._stopping = False
         self._background = asyncio.create_task(self._keep_alive(), name="bots-sweep")
 
     async def stop(self) -> None:
         """Stop playing (assignments stay) and give up the lease, so another replica —
         or this one restarted — resumes these bots at once."""
+        # The flag as well as the cancel (see EngineWorker.stop: Python 3.11 can swallow
+        # a cancel that lands as an awaited future completes).
+        self._stopping = True
         if self._background is not None:
             self._background.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -268,7 +273,7 @@ class Bots:
         return resumed
 
     async def _keep_alive(self) -> None:
-        while True:
+        while not self._stopping:
             await asyncio.sleep(self._sweep_seconds)
             try:
                 await self.sweep()

@@ -8,6 +8,7 @@ exactly one replica. Playing is replaced by a recorder here (``test_bot_player``
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -101,3 +102,30 @@ async def test_seat_refuses_a_game_without_bots_and_an_unreachable_gateway(
     finally:
         await service.stop()
         await bots.stop()
+
+
+async def test_stop_ends_the_sweep_loop_even_if_a_cancellation_is_swallowed(
+    nc: NATS, redis: RedisLink, unique: str
+) -> None:
+    """As for the engine's timer loop: Python 3.11's ``wait_for`` can swallow a cancel
+    that lands as its future completes, and the loop must stop all the same."""
+    bots = RecordingBots(nc, redis, settings(unique), replica=f"{unique}-q", sweep_seconds=0.01)
+    await bots.start()
+    swallowed: list[bool] = []
+    real_sweep = bots.sweep
+
+    async def sweep_swallowing_one_cancel() -> int:
+        if not swallowed:
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                swallowed.append(True)  # as wait_for's race does: carry on as if done
+                return 0
+        return await real_sweep()
+
+    bots.sweep = sweep_swallowing_one_cancel  # type: ignore[method-assign]
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await asyncio.wait_for(bots.stop(), 5)
+    assert time.monotonic() - started < 2, "stop() hung until it was cancelled"
+    assert swallowed == [True]
