@@ -191,7 +191,7 @@ class SlotStore:
     async def claim(self, key: str, now_ms: int, lease_ms: int, limit: int = 64) -> list[str]:
         """Members of ``key`` due by ``now_ms``, leased to the caller until now + lease."""
         members = await self._claim(keys=[key], args=[now_ms, now_ms + lease_ms, limit])
-        return [m.decode() if isinstance(m, bytes) else str(m) for m in members]
+        return [m.decode() for m in members]
 
     async def release(self, key: str, member: str) -> None:
         await self._redis.zrem(key, member)

@@ -383,9 +383,9 @@ class EngineWorker:
         self._task = asyncio.create_task(self._background(), name=f"engine-{self.game}-timers")
 
     async def stop(self) -> None:
-        # The flag as well as the cancel: Python 3.11's wait_for (inside nats-py and
-        # redis-py) can swallow a cancellation that lands as its future completes, and
-        # the loop then ran on, so SIGTERM left the worker hanging until it was killed.
+        # The flag as well as the cancel: Python 3.11's wait_for (inside nats-py) can
+        # swallow a cancellation that lands as its future completes, and the loop then
+        # ran on, so SIGTERM left the worker hanging until it was killed.
         self._stopping = True
         if self._task is not None:
             self._task.cancel()

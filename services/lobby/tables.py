@@ -487,7 +487,7 @@ class Lobby:
             if not ids:
                 break
             start += len(ids)
-            names = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+            names = [i.decode() for i in ids]
             async with self._redis.pipeline(transaction=False) as pipe:
                 for name in names:
                     pipe.hmget(self._store.key(name), ["v", "d"])

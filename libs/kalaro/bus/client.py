@@ -75,9 +75,7 @@ _opening: weakref.WeakKeyDictionary[NATS, asyncio.Lock] = weakref.WeakKeyDiction
 
 
 async def _inbox(nc: NATS) -> _Inbox:
-    inbox = _inboxes.get(nc)
-    if inbox is not None:
-        return inbox
+    """The connection's inbox, subscribed on first use (callers try ``_inboxes`` first)."""
     lock = _opening.setdefault(nc, asyncio.Lock())
     async with lock:
         inbox = _inboxes.get(nc)

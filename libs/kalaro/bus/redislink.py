@@ -144,7 +144,7 @@ class _Connection(asyncio.Protocol):
 class RedisLink:
     """A Redis client for services: ``await link.execute("GET", key)`` and friends.
 
-    Connects on first use (and again after a drop). ``close``/``aclose`` ends it.
+    Connects on first use (and again after a drop). ``aclose`` ends it.
     """
 
     def __init__(

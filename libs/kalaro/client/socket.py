@@ -259,7 +259,7 @@ class TableSocket:
         return reply
 
     async def resync(self, table_id: str) -> None:
-        self._send(_encode(w.Resync(table_id)).decode())
+        self._send(_encode(w.Resync(table_id)))
 
     async def chat(self, table_id: str, text: str) -> None:
         await self._request(lambda ref: w.Chat(table_id, text, ref))
@@ -319,7 +319,7 @@ class TableSocket:
                 delay = min(delay * 2, 2.0)
         for table_id in list(self.tables):
             with contextlib.suppress(WireClosed):
-                self._send(_encode(w.Subscribe(table_id)).decode())
+                self._send(_encode(w.Subscribe(table_id)))
 
     def _wake_watchers(self) -> None:
         watchers, self._watchers = self._watchers, []

@@ -71,11 +71,10 @@ class Wire(asyncio.Protocol):
         self._flush()
 
     def data_received(self, data: bytes) -> None:
+        self._received += data  # before the handshake: kept until it shows where frames begin
         if self.opened.done():
-            self._received += data
             self._parse_frames()
             return
-        self._received += data  # kept until the handshake shows where frames begin
         self._protocol.receive_data(data)
         for event in self._protocol.events_received():
             if isinstance(event, Response):
@@ -137,6 +136,7 @@ class Wire(asyncio.Protocol):
         failure = self._protocol.handshake_exc
         if failure is not None:
             self.opened.set_exception(failure)
+            self._failed = True  # whatever follows a refusal is not frames
             self._received.clear()
             return
         self.opened.set_result(None)

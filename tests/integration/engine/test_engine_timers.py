@@ -216,7 +216,7 @@ async def test_mahjong_call_window_passes_for_everyone_silent_after_a_short_wind
 async def test_stop_ends_the_timer_loop_even_if_a_cancellation_is_swallowed(
     workers: Replicas,
 ) -> None:
-    """Python 3.11's ``wait_for`` (used by nats-py and redis-py) can swallow a cancel
+    """Python 3.11's ``wait_for`` (used by nats-py) can swallow a cancel
     that lands just as its future completes; the worker must stop anyway (SIGTERM once
     left an engine running until the launcher killed it)."""
     replica = await workers.start("tongits", background=True, tick_seconds=0.01)
