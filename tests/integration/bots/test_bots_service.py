@@ -24,6 +24,7 @@ from services.bots.accounts import BotAccount
 from services.bots.player import BotSeat
 from services.bots.service import Assignment, Bots, build_service
 from services.bots.settings import BotSettings
+from tests.cancels import swallowing_one_cancel
 
 
 class RecordingBots(Bots):
@@ -112,18 +113,7 @@ async def test_stop_ends_the_sweep_loop_even_if_a_cancellation_is_swallowed(
     bots = RecordingBots(nc, redis, settings(unique), replica=f"{unique}-q", sweep_seconds=0.01)
     await bots.start()
     swallowed: list[bool] = []
-    real_sweep = bots.sweep
-
-    async def sweep_swallowing_one_cancel() -> int:
-        if not swallowed:
-            try:
-                await asyncio.sleep(10)
-            except asyncio.CancelledError:
-                swallowed.append(True)  # as wait_for's race does: carry on as if done
-                return 0
-        return await real_sweep()
-
-    bots.sweep = sweep_swallowing_one_cancel  # type: ignore[method-assign]
+    bots.sweep = swallowing_one_cancel(bots.sweep, 0, swallowed)  # type: ignore[method-assign]
     await asyncio.sleep(0.05)
     started = time.monotonic()
     await asyncio.wait_for(bots.stop(), 5)

@@ -18,6 +18,7 @@ from kalaro.proto import subjects
 from kalaro.proto.wallet import SettleHand
 from services.engine.slots import deadline_member
 from services.engine.worker import LEASE_MS
+from tests.cancels import swallowing_one_cancel
 from tests.integration.engine.engine_helpers import (
     FakeClock,
     Feed,
@@ -222,18 +223,9 @@ async def test_stop_ends_the_timer_loop_even_if_a_cancellation_is_swallowed(
     replica = await workers.start("tongits", background=True, tick_seconds=0.01)
     worker = replica.worker
     swallowed: list[bool] = []
-    real_fire = worker.fire_due_timers
-
-    async def fire_swallowing_one_cancel() -> None:
-        if not swallowed:
-            try:
-                await asyncio.sleep(10)
-            except asyncio.CancelledError:
-                swallowed.append(True)  # as wait_for's race does: carry on as if done
-                return
-        await real_fire()
-
-    worker.fire_due_timers = fire_swallowing_one_cancel  # type: ignore[method-assign]
+    worker.fire_due_timers = swallowing_one_cancel(  # type: ignore[method-assign]
+        worker.fire_due_timers, 0, swallowed
+    )
     await asyncio.sleep(0.05)
     started = time.monotonic()
     await asyncio.wait_for(worker.stop(), 5)
