@@ -35,7 +35,9 @@ async def test_refused_actions_change_nothing(nc: NATS, workers: Replicas, uniqu
     await feed.wait_version(started.version)
     store = workers.store("tongits")
     key = store.key(start.table_id)
+    log_key = store.log_key(start.table_id)
     before = await workers.redis.hgetall(key)
+    log_before = await workers.redis.execute("LRANGE", log_key, 0, -1)
     v = started.version
     dealer = start.players[0].user_id
     other = start.players[1].user_id
@@ -70,6 +72,7 @@ async def test_refused_actions_change_nothing(nc: NATS, workers: Replicas, uniqu
     for message, code in cases:
         assert await _refused(nc, message) == code, message
     assert await workers.redis.hgetall(key) == before
+    assert await workers.redis.execute("LRANGE", log_key, 0, -1) == log_before
     await asyncio.sleep(0.05)
     assert set(feed.public_views) == {v}, "a refused move publishes nothing"
 
