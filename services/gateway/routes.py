@@ -11,8 +11,8 @@ from typing import Annotated, TypeVar
 
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.di import Provide
-from litestar.params import Parameter
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, FromQuery, JSONBody, Parameter
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError
@@ -49,6 +49,9 @@ async def provide_admin(request: Request) -> AccessClaims:  # type: ignore[type-
 
 T = TypeVar("T")
 
+#: The verified caller: the controller's ``claims`` (or ``admin``) dependency.
+Claims = NamedDependency[AccessClaims]
+
 Limit = Annotated[int, Parameter(ge=1, le=200)]
 
 
@@ -57,27 +60,27 @@ class AuthController(Controller):
     tags = ["auth"]
 
     @post("/sign-up", status_code=201, summary="Create an account and sign in")
-    async def sign_up(self, request: Request, data: api.SignUpBody) -> a.TokenPair:  # type: ignore[type-arg]
+    async def sign_up(self, request: Request, data: JSONBody[api.SignUpBody]) -> a.TokenPair:  # type: ignore[type-arg]
         message = a.SignUp(data.email, data.password, data.display_name, _address(request))
         return await forward(request, subjects.AUTH_SIGN_UP, message, a.TokenPair)
 
     @post("/sign-in", status_code=200, summary="Sign in with email and password")
-    async def sign_in(self, request: Request, data: api.SignInBody) -> a.TokenPair:  # type: ignore[type-arg]
+    async def sign_in(self, request: Request, data: JSONBody[api.SignInBody]) -> a.TokenPair:  # type: ignore[type-arg]
         message = a.SignIn(data.email, data.password, _address(request))
         return await forward(request, subjects.AUTH_SIGN_IN, message, a.TokenPair)
 
     @post("/google", status_code=200, summary="Sign in with a Google ID token")
-    async def google(self, request: Request, data: api.GoogleSignInBody) -> a.TokenPair:  # type: ignore[type-arg]
+    async def google(self, request: Request, data: JSONBody[api.GoogleSignInBody]) -> a.TokenPair:  # type: ignore[type-arg]
         message = a.GoogleSignIn(data.id_token, _address(request))
         return await forward(request, subjects.AUTH_GOOGLE_SIGN_IN, message, a.TokenPair)
 
     @post("/refresh", status_code=200, summary="Trade a refresh token for a new pair")
-    async def refresh(self, request: Request, data: api.RefreshBody) -> a.TokenPair:  # type: ignore[type-arg]
+    async def refresh(self, request: Request, data: JSONBody[api.RefreshBody]) -> a.TokenPair:  # type: ignore[type-arg]
         message = a.Refresh(data.refresh_token)
         return await forward(request, subjects.AUTH_REFRESH, message, a.TokenPair)
 
     @post("/sign-out", status_code=200, summary="Revoke a refresh token and its family")
-    async def sign_out(self, request: Request, data: api.RefreshBody) -> a.SignedOut:  # type: ignore[type-arg]
+    async def sign_out(self, request: Request, data: JSONBody[api.RefreshBody]) -> a.SignedOut:  # type: ignore[type-arg]
         message = a.SignOut(data.refresh_token)
         return await forward(request, subjects.AUTH_SIGN_OUT, message, a.SignedOut)
 
@@ -88,7 +91,7 @@ class MeController(Controller):
     dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="My profile")
-    async def profile(self, request: Request, claims: AccessClaims) -> a.UserProfile:  # type: ignore[type-arg]
+    async def profile(self, request: Request, claims: Claims) -> a.UserProfile:  # type: ignore[type-arg]
         return await forward(
             request, subjects.AUTH_PROFILE, a.GetProfile(claims.user_id), a.UserProfile
         )
@@ -97,8 +100,8 @@ class MeController(Controller):
     async def host_request(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
-        data: api.HostRequestBody,
+        claims: Claims,
+        data: JSONBody[api.HostRequestBody],
     ) -> a.HostRequest:
         message = a.RequestHost(claims.user_id, data.note)
         return await forward(request, subjects.AUTH_REQUEST_HOST, message, a.HostRequest)
@@ -110,7 +113,7 @@ class WalletController(Controller):
     dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="My balance, holds and available credits")
-    async def balance(self, request: Request, claims: AccessClaims) -> w.Balance:  # type: ignore[type-arg]
+    async def balance(self, request: Request, claims: Claims) -> w.Balance:  # type: ignore[type-arg]
         return await forward(
             request, subjects.WALLET_BALANCE, w.GetBalance(claims.user_id), w.Balance
         )
@@ -119,9 +122,9 @@ class WalletController(Controller):
     async def history(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         limit: Limit = 50,
-        before: int | None = None,
+        before: FromQuery[int | None] = None,
     ) -> w.History:
         message = w.GetHistory(claims.user_id, limit=limit, before=before)
         return await forward(request, subjects.WALLET_HISTORY, message, w.History)
@@ -130,8 +133,8 @@ class WalletController(Controller):
     async def request_credits(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
-        data: api.CreditRequestBody,
+        claims: Claims,
+        data: JSONBody[api.CreditRequestBody],
     ) -> w.CreditRequest:
         message = w.RequestCredits(claims.user_id, data.amount, data.note)
         return await forward(request, subjects.WALLET_REQUEST_CREDITS, message, w.CreditRequest)
@@ -140,7 +143,7 @@ class WalletController(Controller):
     async def my_credit_requests(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         limit: Limit = 50,
     ) -> w.CreditRequestList:
         message = w.ListCreditRequests(status=None, user_id=claims.user_id, limit=limit)
@@ -158,8 +161,8 @@ class AdminController(Controller):
     async def credit_requests(
         self,
         request: Request,  # type: ignore[type-arg]
-        admin: AccessClaims,
-        status: w.RequestStatus | None = "pending",
+        admin: Claims,
+        status: FromQuery[w.RequestStatus | None] = "pending",
         limit: Limit = 50,
         offset: Annotated[int, Parameter(ge=0)] = 0,
     ) -> w.CreditRequestList:
@@ -172,9 +175,9 @@ class AdminController(Controller):
     async def decide_credit_request(
         self,
         request: Request,  # type: ignore[type-arg]
-        admin: AccessClaims,
-        request_id: str,
-        data: api.DecisionBody,
+        admin: Claims,
+        request_id: FromPath[str],
+        data: JSONBody[api.DecisionBody],
     ) -> w.CreditRequest:
         message = w.DecideCreditRequest(request_id, admin.user_id, data.approve, data.reason)
         return await forward(
@@ -185,8 +188,8 @@ class AdminController(Controller):
     async def adjust(
         self,
         request: Request,  # type: ignore[type-arg]
-        admin: AccessClaims,
-        data: api.AdjustBody,
+        admin: Claims,
+        data: JSONBody[api.AdjustBody],
     ) -> w.Adjusted:
         message = w.Adjust(admin.user_id, data.user_id, data.amount, data.reason, data.kind)
         return await forward(request, subjects.WALLET_ADJUST, message, w.Adjusted)
@@ -195,8 +198,8 @@ class AdminController(Controller):
     async def host_requests(
         self,
         request: Request,  # type: ignore[type-arg]
-        admin: AccessClaims,
-        status: a.RequestStatus | None = "pending",
+        admin: Claims,
+        status: FromQuery[a.RequestStatus | None] = "pending",
         limit: Limit = 50,
         offset: Annotated[int, Parameter(ge=0)] = 0,
     ) -> a.HostRequestList:
@@ -207,15 +210,15 @@ class AdminController(Controller):
     async def decide_host_request(
         self,
         request: Request,  # type: ignore[type-arg]
-        admin: AccessClaims,
-        request_id: str,
-        data: api.DecisionBody,
+        admin: Claims,
+        request_id: FromPath[str],
+        data: JSONBody[api.DecisionBody],
     ) -> a.HostRequest:
         message = a.DecideHostRequest(request_id, admin.user_id, data.approve, data.reason)
         return await forward(request, subjects.AUTH_DECIDE_HOST_REQUEST, message, a.HostRequest)
 
     @get("/audit", summary="Check the ledger's books")
-    async def audit(self, request: Request, admin: AccessClaims) -> w.AuditReport:  # type: ignore[type-arg]
+    async def audit(self, request: Request, admin: Claims) -> w.AuditReport:  # type: ignore[type-arg]
         return await forward(request, subjects.WALLET_AUDIT, w.Audit(), w.AuditReport)
 
 
@@ -243,7 +246,7 @@ async def forward(
 TableId = Annotated[str, Parameter(min_length=1, max_length=64)]
 
 
-def _caller(claims: AccessClaims) -> lb.Caller:
+def caller(claims: AccessClaims) -> lb.Caller:
     return lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
 
 
@@ -258,9 +261,9 @@ class TablesController(Controller):
     async def list_tables(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
-        game: lb.Game | None = None,
-        open_seats: bool = False,
+        claims: Claims,
+        game: FromQuery[lb.Game | None] = None,
+        open_seats: FromQuery[bool] = False,
         limit: Limit = 50,
     ) -> lb.TableList:
         message = lb.ListTables(game=game, open_seats_only=open_seats, limit=limit)
@@ -270,11 +273,11 @@ class TablesController(Controller):
     async def create(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
-        data: api.CreateTableBody,
+        claims: Claims,
+        data: JSONBody[api.CreateTableBody],
     ) -> lb.TableCreated:
         message = lb.CreateTable(
-            _caller(claims), data.game, data.bet, data.ruleset, data.options,
+            caller(claims), data.game, data.bet, data.ruleset, data.options,
             data.private, data.chat_enabled,
         )  # fmt: skip
         return await forward(request, subjects.LOBBY_CREATE_TABLE, message, lb.TableCreated)
@@ -283,7 +286,7 @@ class TablesController(Controller):
     async def get_table(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
         return await forward(request, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo)
@@ -292,91 +295,91 @@ class TablesController(Controller):
     async def sit(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
-        data: api.SitBody,
+        data: JSONBody[api.SitBody],
     ) -> lb.TableInfo:
-        message = lb.Sit(_caller(claims), table_id, data.seat, data.invite_code)
+        message = lb.Sit(caller(claims), table_id, data.seat, data.invite_code)
         return await forward(request, subjects.LOBBY_SIT, message, lb.TableInfo)
 
     @post("/{table_id:str}/leave", status_code=200, summary="Leave between hands")
     async def leave(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.Leave(_caller(claims), table_id)
+        message = lb.Leave(caller(claims), table_id)
         return await forward(request, subjects.LOBBY_LEAVE, message, lb.TableInfo)
 
     @post("/{table_id:str}/leave-after-hand", status_code=200)
     async def leave_after_hand(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
-        data: api.LeaveAfterHandBody,
+        data: JSONBody[api.LeaveAfterHandBody],
     ) -> lb.TableInfo:
-        message = lb.LeaveAfterHand(_caller(claims), table_id, data.leave)
+        message = lb.LeaveAfterHand(caller(claims), table_id, data.leave)
         return await forward(request, subjects.LOBBY_LEAVE_AFTER_HAND, message, lb.TableInfo)
 
     @post("/{table_id:str}/ready", status_code=200, summary="I am ready (with my entropy)")
     async def ready(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
-        data: api.ReadyBody,
+        data: JSONBody[api.ReadyBody],
     ) -> lb.TableInfo:
-        message = lb.SetReady(_caller(claims), table_id, data.ready, data.entropy)
+        message = lb.SetReady(caller(claims), table_id, data.ready, data.entropy)
         return await forward(request, subjects.LOBBY_SET_READY, message, lb.TableInfo)
 
     @post("/{table_id:str}/deal", status_code=200, summary="Deal the next hand (host)")
     async def deal(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.Deal(_caller(claims), table_id)
+        message = lb.Deal(caller(claims), table_id)
         return await forward(request, subjects.LOBBY_DEAL, message, lb.TableInfo)
 
     @post("/{table_id:str}/remove", status_code=200, summary="Remove a player (host)")
     async def remove(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
-        data: api.RemovePlayerBody,
+        data: JSONBody[api.RemovePlayerBody],
     ) -> lb.TableInfo:
-        message = lb.RemovePlayer(_caller(claims), table_id, data.seat)
+        message = lb.RemovePlayer(caller(claims), table_id, data.seat)
         return await forward(request, subjects.LOBBY_REMOVE_PLAYER, message, lb.TableInfo)
 
     @post("/{table_id:str}/end", status_code=200, summary="End the table between hands (host)")
     async def end(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.EndTable(_caller(claims), table_id)
+        message = lb.EndTable(caller(claims), table_id)
         return await forward(request, subjects.LOBBY_END_TABLE, message, lb.TableInfo)
 
     @post("/{table_id:str}/cancel", status_code=200, summary="Cancel now; voids the hand (host)")
     async def cancel(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.CancelTable(_caller(claims), table_id)
+        message = lb.CancelTable(caller(claims), table_id)
         return await forward(request, subjects.LOBBY_CANCEL_TABLE, message, lb.TableInfo)
 
     @get("/{table_id:str}/hands/{hand_id:str}", summary="A finished hand's record (to verify)")
     async def hand_record(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
         hand_id: Annotated[str, Parameter(min_length=1, max_length=64)],
     ) -> HandRecord:
@@ -394,11 +397,11 @@ class TablesController(Controller):
     async def chat_setting(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
-        data: api.ChatSettingBody,
+        data: JSONBody[api.ChatSettingBody],
     ) -> lb.TableInfo:
-        message = lb.SetChat(_caller(claims), table_id, data.enabled)
+        message = lb.SetChat(caller(claims), table_id, data.enabled)
         return await forward(request, subjects.LOBBY_SET_CHAT, message, lb.TableInfo)
 
 

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 from litestar import Controller, Request, post
 from litestar.di import Provide
+from litestar.params import JSONBody
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import request as bus_request
 from kalaro.proto import api, subjects
 from kalaro.proto import lobby as lb
-from kalaro.tokens import AccessClaims
-from services.gateway.routes import TableId, provide_claims
+from services.gateway.routes import Claims, TableId, caller, provide_claims
 
 #: Longer than the lobby's own wait for the bots service (8 s), so its error gets through.
 BOTS_REQUEST_SECONDS = 15.0
-
-
-def _caller(claims: AccessClaims) -> lb.Caller:
-    return lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
 
 
 class PracticeController(Controller):
@@ -36,10 +32,10 @@ class PracticeController(Controller):
     async def create_practice(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
-        data: api.PracticeBody,
+        claims: Claims,
+        data: JSONBody[api.PracticeBody],
     ) -> lb.TableCreated:
-        message = lb.CreatePractice(_caller(claims), data.game, data.ruleset, data.options)
+        message = lb.CreatePractice(caller(claims), data.game, data.ruleset, data.options)
         nc: NATS = request.app.state.nc
         return await bus_request(
             nc, subjects.LOBBY_CREATE_PRACTICE, message, lb.TableCreated,
@@ -50,11 +46,11 @@ class PracticeController(Controller):
     async def add_bot(
         self,
         request: Request,  # type: ignore[type-arg]
-        claims: AccessClaims,
+        claims: Claims,
         table_id: TableId,
-        data: api.AddBotBody,
+        data: JSONBody[api.AddBotBody],
     ) -> lb.TableInfo:
-        message = lb.AddBot(_caller(claims), table_id, data.seat)
+        message = lb.AddBot(caller(claims), table_id, data.seat)
         nc: NATS = request.app.state.nc
         return await bus_request(
             nc, subjects.LOBBY_ADD_BOT, message, lb.TableInfo, timeout=BOTS_REQUEST_SECONDS
