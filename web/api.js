@@ -187,8 +187,16 @@ export const decideCreditRequest = (id, approve, reason) =>
 export const adminHostRequests = (status = "pending") => call("GET", `/api/admin/host-requests${q({ status })}`);
 export const decideHostRequest = (id, approve, reason) =>
   call("POST", `/api/admin/host-requests/${encodeURIComponent(id)}/decision`, { approve, reason });
-export const grant = (user_id, amount, reason, kind = "grant") =>
-  call("POST", "/api/admin/grants", { user_id, amount, reason, kind });
+// request_key: the same key for a retry of the same grant makes it apply once.
+export const grant = (user_id, amount, reason, kind = "grant", request_key = "") =>
+  call("POST", "/api/admin/grants", { user_id, amount, reason, kind, request_key });
+
+/** `bytes` random bytes as hex: shuffle entropy, request keys. */
+export function randomHex(bytes = 16) {
+  const buf = new Uint8Array(bytes);
+  crypto.getRandomValues(buf);
+  return Array.from(buf, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 // --- tables ---------------------------------------------------------------------------
 const t = (id) => `/api/tables/${encodeURIComponent(id)}`;

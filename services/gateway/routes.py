@@ -191,7 +191,9 @@ class AdminController(Controller):
         admin: Claims,
         data: JSONBody[api.AdjustBody],
     ) -> w.Adjusted:
-        message = w.Adjust(admin.user_id, data.user_id, data.amount, data.reason, data.kind)
+        message = w.Adjust(
+            admin.user_id, data.user_id, data.amount, data.reason, data.kind, data.request_key
+        )
         return await forward(request, subjects.WALLET_ADJUST, message, w.Adjusted)
 
     @get("/host-requests", summary="Host access requests (pending by default)")

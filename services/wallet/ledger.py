@@ -84,6 +84,7 @@ MAX_AMOUNT = 1_000_000_000
 MAX_PAGE = 200
 MAX_ID = 128
 MAX_TEXT = 500
+MAX_REQUEST_KEY = 64  # an admin client's retry key (a UUID is 36)
 
 # Operations are retried after a lost race on a unique key, a deadlock or a
 # serialization failure; a handful of attempts is plenty (a lost race resolves on the
@@ -581,13 +582,21 @@ async def adjust(
     amount: int,
     reason: str,
     kind: Literal["grant", "adjust"] = "grant",
+    *,
+    request_key: str = "",
 ) -> Adjusted:
     """An admin's grant (amount > 0) or correction (either sign), recorded with who and why.
 
     A correction may take credits back, but never more than the player has available:
     credits held for a hand in play stay held.
+
+    With a ``request_key`` it happens once per admin and key: a repeat (the admin's
+    client retrying after a timeout) answers with the first transaction and moves
+    nothing; the same key for a different adjustment is a ``conflict``.
     """
     _check_user(admin_id, "admin_id")
+    if len(request_key) > MAX_REQUEST_KEY or not request_key.isascii():
+        raise _bad(f"request_key must be at most {MAX_REQUEST_KEY} ASCII characters")
     _check_user(user_id)
     _check_text(reason, "reason", required=True)
     if kind == "grant" and amount <= 0:
@@ -599,15 +608,47 @@ async def adjust(
     if abs(amount) > MAX_AMOUNT:
         raise _bad(f"amount must be at most {MAX_AMOUNT} either way, got {amount}")
 
+    # Keyed by admin, so one admin's key can never replay another's adjustment.
+    key = f"admin:{admin_id}:{request_key}" if request_key else f"{kind}:{uuid.uuid4().hex}"
+
     async def body(conn: AsyncConnection) -> Adjusted:
-        # Admin operations carry no idempotency key in the contract: each is its own.
-        tx_id = await _claim(
-            conn, kind=kind, key=f"{kind}:{uuid.uuid4().hex}", actor=admin_id, memo=reason
-        )
+        if request_key:
+            earlier = await _earlier_adjustment(conn, key, user_id, amount, reason, kind)
+            if earlier is not None:
+                balance = _balance_of(user_id, await _read_account(conn, user_id))
+                return Adjusted(tx_id=earlier, balance=balance, repeated=True)
+        tx_id = await _claim(conn, kind=kind, key=key, actor=admin_id, memo=reason)
         balance = await _transfer_from_house(conn, tx_id, user_id, amount)
         return Adjusted(tx_id=tx_id, balance=balance)
 
     return await _transaction(engine, body)
+
+
+async def _earlier_adjustment(
+    conn: AsyncConnection, key: str, user_id: str, amount: int, reason: str, kind: str
+) -> int | None:
+    """The transaction an admin's request key already made, if any; it must be this one."""
+    earlier = (
+        await conn.execute(
+            select(transactions.c.id, transactions.c.kind, transactions.c.memo).where(
+                transactions.c.idempotency_key == key
+            )
+        )
+    ).first()
+    if earlier is None:
+        return None
+    moved = await conn.scalar(
+        select(entries.c.amount)
+        .join(accounts, accounts.c.id == entries.c.account_id)
+        .where(entries.c.tx_id == earlier.id, accounts.c.owner == user_id)
+    )
+    if (earlier.kind, earlier.memo, moved) != (kind, reason[:MAX_TEXT], amount):
+        raise ServiceError(
+            codes.CONFLICT,
+            f"request key already used for another adjustment (transaction {earlier.id})",
+        )
+    tx_id: int = earlier.id
+    return tx_id
 
 
 # --- holds, settlement, void -----------------------------------------------------------------

@@ -88,7 +88,13 @@ def build_service(engine: AsyncEngine, settings: Settings) -> Service:
 
     async def adjust(req: Adjust) -> Adjusted:
         return await ledger.adjust(
-            engine, req.admin_id, req.user_id, req.amount, req.reason, req.kind
+            engine,
+            req.admin_id,
+            req.user_id,
+            req.amount,
+            req.reason,
+            req.kind,
+            request_key=req.request_key,
         )
 
     async def place_holds(req: PlaceHolds) -> HoldsPlaced:

@@ -61,7 +61,12 @@ export function render(root, app) {
   const reason = h("input#grant-reason", { type: "text", required: true, maxlength: 500 });
   const kind = h("select#grant-kind", {}, h("option", { value: "grant" }, "Grant (adds credits)"), h("option", { value: "adjust" }, "Adjustment (either sign)"));
   const submit = h("button.primary#grant-submit", { type: "submit" }, "Apply");
+  // One key per intended grant: pressing Apply again after an error (a timeout, a lost
+  // answer) sends the same key, so the grant can never apply twice. Editing the form
+  // or a success starts a new one.
+  let requestKey = api.randomHex(16);
   const grantForm = h("form#grant-form", {
+    oninput: () => { requestKey = api.randomHex(16); },
     onsubmit: async (e) => {
       e.preventDefault();
       if (!reason.value.trim()) {
@@ -70,10 +75,12 @@ export function render(root, app) {
       }
       submit.disabled = true;
       try {
-        const out = await api.grant(userId.value.trim(), Number(amount.value), reason.value.trim(), kind.value);
-        toast(`Done. Their balance is now ${credits(out.balance.balance)}.`);
+        const out = await api.grant(userId.value.trim(), Number(amount.value), reason.value.trim(), kind.value, requestKey);
+        const done = out.repeated ? "That was already applied" : "Done";
+        toast(`${done}. Their balance is now ${credits(out.balance.balance)}.`);
         amount.value = "";
         reason.value = "";
+        requestKey = api.randomHex(16);
       } catch (err) {
         toast(err.message, "error");
       } finally {

@@ -143,12 +143,6 @@ export async function render(root, app) {
     }
   }
 
-  function randomEntropy() {
-    const bytes = new Uint8Array(16);
-    crypto.getRandomValues(bytes);
-    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-  }
-
   // --- drawing ---------------------------------------------------------------------------
   function drawHead() {
     const t = state.table;
@@ -286,7 +280,7 @@ export async function render(root, app) {
       type: "button",
       disabled: state.table.status !== "waiting" || state.busy,
       "aria-pressed": String(mine.ready),
-      onclick: () => run("Ready", () => api.ready(tableId, !mine.ready, mine.ready ? "" : randomEntropy())),
+      onclick: () => run("Ready", () => api.ready(tableId, !mine.ready, mine.ready ? "" : api.randomHex(16))),
     }, mine.ready ? "✓ Ready (tap to undo)" : state.result ? "Ready for the next hand" : "I am ready");
   }
 

@@ -62,6 +62,8 @@ class AdjustBody(_Strict, frozen=True):
     amount: Annotated[int, msgspec.Meta(ge=-1_000_000, le=1_000_000)]
     reason: Reason
     kind: Literal["grant", "adjust"] = "grant"
+    # Send the same key again to retry safely (after a timeout, say): it applies once.
+    request_key: Annotated[str, msgspec.Meta(max_length=64, pattern="^[A-Za-z0-9_-]*$")] = ""
 
 
 class ErrorDetail(msgspec.Struct, frozen=True):

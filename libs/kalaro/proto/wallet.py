@@ -94,18 +94,25 @@ class DecideCreditRequest(msgspec.Struct, frozen=True):
 
 
 class Adjust(msgspec.Struct, frozen=True):
-    """An admin's grant (amount > 0) or correction (either sign), always with a reason."""
+    """An admin's grant (amount > 0) or correction (either sign), always with a reason.
+
+    ``request_key`` (optional, chosen by the admin's client) makes a retry safe: the
+    same admin sending the same key again gets the first answer back, and nothing moves
+    twice. Without one, each request is its own adjustment.
+    """
 
     admin_id: str
     user_id: str
     amount: int
     reason: str
     kind: Literal["grant", "adjust"] = "grant"
+    request_key: str = ""
 
 
 class Adjusted(msgspec.Struct, frozen=True):
     tx_id: int
     balance: Balance
+    repeated: bool = False  # True: this request key was already applied; nothing moved now
 
 
 class HoldRequest(msgspec.Struct, frozen=True):

@@ -111,6 +111,46 @@ def test_admin_approves_a_credit_request_and_the_balance_updates(
     shot(player, screenshots, "05-wallet-approved-phone")
 
 
+def test_an_admin_grant_retried_after_a_lost_answer_applies_once(
+    new_page: Any, unique: str
+) -> None:
+    player = new_page(PHONE)
+    sign_up(player, f"lena-{unique}@example.com", f"Lena {unique[:4]}")
+    player.wait_for_function(
+        "() => document.querySelector('#balance-amount')?.textContent === '1,000'"
+    )
+    user_id = player.evaluate(
+        "() => JSON.parse(sessionStorage.getItem('kalaro.session')).user.user_id"
+    )
+
+    admin = new_page(WIDE)
+    sign_in(admin)
+    lost: list[int] = []
+
+    def lose_the_first_answer(route: Any) -> None:
+        if lost:
+            route.continue_()
+            return
+        lost.append(route.fetch().status)  # the gateway applies the grant...
+        route.abort("connectionreset")  # ...and its answer never arrives
+
+    admin.route("**/api/admin/grants", lose_the_first_answer)
+    admin.click("a[data-nav='admin']")
+    admin.fill("#grant-user", user_id)
+    admin.fill("#grant-amount", "250")
+    admin.fill("#grant-reason", f"league prize {unique}")
+    admin.click("#grant-submit")
+    expect(admin.locator("#toast.error")).to_be_visible()
+    assert lost == [201]
+    expect(admin.locator("#grant-submit")).to_be_enabled()
+    admin.click("#grant-submit")  # the admin tries again, unchanged
+    expect(admin.locator("#toast")).to_contain_text("already applied")
+    expect(admin.locator("#toast")).to_contain_text("1,250")
+
+    player.reload()
+    expect(player.locator("#balance-amount")).to_have_text("1,250")
+
+
 # Google Identity Services stand-in: the real script cannot load offline, so the test
 # plays Google's part — it renders a button and hands the page an ID token that the
 # stack's auth service trusts (signed by the test's Google key).

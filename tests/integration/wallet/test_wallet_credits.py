@@ -13,9 +13,11 @@ from kalaro.proto import subjects
 from kalaro.proto.wallet import (
     Adjust,
     Adjusted,
+    Balance,
     CreditRequest,
     CreditRequestList,
     DecideCreditRequest,
+    GetBalance,
     GetHistory,
     History,
     HoldRequest,
@@ -200,6 +202,44 @@ async def test_admin_grant_and_adjust_record_who_when_why(wallet: Wallet, unique
     assert all(r.created_at.startswith("20") for r in rows)  # when
     history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user), History)
     assert [(e.kind, e.amount) for e in history.entries] == [("adjust", -120), ("grant", 500)]
+    await wallet.assert_books_balance()
+
+
+async def test_an_adjustment_with_a_request_key_applies_once(wallet: Wallet, unique: str) -> None:
+    user = f"{unique}-player"
+
+    def grant(amount: int, key: str, admin: str = ADMIN, reason: str = "prize") -> Adjust:
+        return Adjust(admin, user, amount, reason, request_key=key)
+
+    first = await wallet.call(subjects.WALLET_ADJUST, grant(500, "k1"), Adjusted)
+    assert (first.balance.balance, first.repeated) == (500, False)
+    again = await wallet.call(subjects.WALLET_ADJUST, grant(500, "k1"), Adjusted)
+    assert (again.tx_id, again.balance.balance, again.repeated) == (first.tx_id, 500, True)
+
+    # Retries racing each other: one of them applies, every one answers with it.
+    racing = await asyncio.gather(
+        *(wallet.call(subjects.WALLET_ADJUST, grant(300, "k2"), Adjusted) for _ in range(6))
+    )
+    assert len({r.tx_id for r in racing}) == 1
+    assert sorted(r.repeated for r in racing) == [False] + [True] * 5
+    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(user), Balance)
+    assert balance.balance == 800
+
+    # The same key for something else is refused, and nothing moves.
+    for different in (grant(501, "k1"), grant(500, "k1", reason="another prize")):
+        err = await _error(wallet.call(subjects.WALLET_ADJUST, different, Adjusted))
+        assert err.code == codes.CONFLICT and str(first.tx_id) in err.message
+    # Keys are each admin's own: another admin's "k1" is a new adjustment.
+    theirs = await wallet.call(subjects.WALLET_ADJUST, grant(500, "k1", "admin-2"), Adjusted)
+    assert (theirs.balance.balance, theirs.repeated) == (1300, False)
+    # Without a key every request is its own, as before.
+    for _ in range(2):
+        await wallet.call(subjects.WALLET_ADJUST, Adjust(ADMIN, user, 1, "one"), Adjusted)
+    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(user), Balance)
+    assert balance.balance == 1302
+
+    err = await _error(wallet.call(subjects.WALLET_ADJUST, grant(1, "k" * 65), Adjusted))
+    assert err.code == codes.BAD_REQUEST and "request_key" in err.message
     await wallet.assert_books_balance()
 
 
