@@ -48,6 +48,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     admin_password: str = ""
     # Wallet
     welcome_grant: int = 1000
+    # Lobby: a practice table with nothing happening for this long is ended (bots leave)
+    practice_idle_minutes: int = 30
 
 
 def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 from kalaro.bus.jetstream import DurableConsumer
@@ -13,19 +15,39 @@ from services.lobby.tables import Lobby
 
 log = logging.getLogger("kalaro.lobby")
 
+#: How often a replica looks for idle practice tables (every replica may; ending one
+#: is a compare-and-set, so two replicas never both do it).
+PRACTICE_SWEEP_SECONDS = 60.0
+
+
+async def sweep_idle_practice(lobby: Lobby, every: float = PRACTICE_SWEEP_SECONDS) -> None:
+    """End idle practice tables (:meth:`Lobby.end_idle_practice`) until cancelled."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await lobby.end_idle_practice()
+        except Exception:
+            log.warning("sweeping idle practice tables failed; retrying", exc_info=True)
+
 
 async def run(settings: Settings) -> None:
     redis = connect_redis(settings.redis_url)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
-        lobby = Lobby(nc, redis)
+        lobby = Lobby(nc, redis, practice_idle_seconds=settings.practice_idle_minutes * 60)
         consumers: list[DurableConsumer] = []
+        sweepers: list[asyncio.Task[None]] = []
 
         async def on_start() -> None:
             consumers.append(await start_hands_consumer(nc, lobby))
+            sweepers.append(asyncio.create_task(sweep_idle_practice(lobby)))
 
         async def on_stop() -> None:
             # After requests stop and before NATS drains: no event is left half-applied.
+            for task in sweepers:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             for consumer in consumers:
                 await consumer.stop()
 

@@ -54,7 +54,14 @@ from kalaro.games.registry import GameRules, UnknownGame, rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.bots import BotSeated, SeatBot
-from kalaro.proto.engine import CancelHand, HandCancelled, HandStarted, Player, StartHand
+from kalaro.proto.engine import (
+    CancelHand,
+    GetView,
+    HandCancelled,
+    HandStarted,
+    Player,
+    StartHand,
+)
 from kalaro.proto.lobby import (
     AddBot,
     Caller,
@@ -88,7 +95,7 @@ from kalaro.proto.wallet import (
     Settlement,
     VoidHand,
 )
-from kalaro.proto.ws import ChatPosted, TableChanged
+from kalaro.proto.ws import ChatPosted, HandView, TableChanged
 from services.lobby.chat import ChatLimiter, mask
 
 log = logging.getLogger("kalaro.lobby")
@@ -99,6 +106,9 @@ MAX_CHAT = 300
 MAX_LIST = 200
 HOST_ROLES = frozenset({"host", "admin"})
 BOT_ROLE = "bot"
+#: A practice table with nothing happening at it for this long is ended (its host left
+#: without saying so, and its bots would otherwise wait for them for ever).
+PRACTICE_IDLE_SECONDS = 30 * 60
 CLOSED = ("ended", "cancelled")
 IN_HAND = ("dealing", "playing")
 
@@ -130,6 +140,13 @@ def _cancelled(rec: TableRecord) -> TableRecord:
     if rec.info.status in CLOSED:
         return rec
     return replace(rec, info=replace(rec.info, status="cancelled"))
+
+
+def _ended_if_waiting(rec: TableRecord) -> TableRecord:
+    # Only between hands: if the host came back and dealt meanwhile, leave it be.
+    if rec.info.status != "waiting":
+        return rec
+    return replace(rec, info=replace(rec.info, status="ended"))
 
 
 class _DealAborted(Exception):
@@ -233,11 +250,17 @@ class Lobby:
         bots_timeout: float = 8.0,
         chat_limit: int = 5,
         chat_window_seconds: float = 10.0,
+        practice_idle_seconds: float = PRACTICE_IDLE_SECONDS,
     ) -> None:
         self._nc = nc
         self._redis = redis
         self._store = VersionedStore(redis, f"{prefix}table:")
         self._index = f"{prefix}tables"
+        # Open practice tables, scored by when something last happened at them (epoch
+        # s), and the hand version each was last seen at (see end_idle_practice).
+        self._practice = f"{prefix}practice"
+        self._practice_hands = f"{prefix}practice-hands"
+        self.practice_idle_seconds = practice_idle_seconds
         self._chat = ChatLimiter(
             redis, f"{prefix}chat:", limit=chat_limit, window_seconds=chat_window_seconds
         )
@@ -291,6 +314,8 @@ class Lobby:
                 continue
             if closed:
                 await self._redis.zrem(self._index, table_id)
+            if info.practice:
+                await self._note_practice(table_id, closed=closed)
             await self._publish_table(info)
             return changed
         raise _error(codes.CONFLICT, "the table is busy right now; please try again")
@@ -395,6 +420,7 @@ class Lobby:
         # Never listed: a practice table is its host's alone (they open it by its id).
         rec = await self._insert(rec, listed=False)
         table_id = rec.info.table_id
+        await self._note_practice(table_id, closed=False)
         outcomes = await asyncio.gather(
             *(self._seat_bot(rec.info, seat) for seat in bot_seats), return_exceptions=True
         )
@@ -407,6 +433,85 @@ class Lobby:
             raise _error(first.code, f"could not seat the bots ({first.message}); please try again")
         _, rec = await self._load(table_id)
         return TableCreated(rec.info)
+
+    async def _note_practice(self, table_id: str, *, closed: bool) -> None:
+        """Something happened at a practice table: it is not idle (or, closed, not open)."""
+        if closed:
+            await self._redis.zrem(self._practice, table_id)
+            await self._redis.execute("HDEL", self._practice_hands, table_id)
+        else:
+            await self._redis.zadd(self._practice, {table_id: self._clock()})
+
+    async def end_idle_practice(self, limit: int = 100) -> list[str]:
+        """End the practice tables idle for ``practice_idle_seconds``; their ids.
+
+        A host who closes the tab never comes back to leave, and the table's bots would
+        wait for them for ever, each holding a socket and a task. Any change to the
+        table counts as activity. Moves do not pass through the lobby, so a table in a
+        hand that has been quiet that long is asked for its hand's version at the engine,
+        and ends only if that has not moved since the previous look either: an idle
+        hand is cancelled (zero bet, so nothing to void) and the bots leave.
+        """
+        now = self._clock()
+        due = await self._redis.execute(
+            "ZRANGEBYSCORE", self._practice, "-inf", now - self.practice_idle_seconds,
+            "LIMIT", 0, limit,
+        )  # fmt: skip
+        ended: list[str] = []
+        for member in due:
+            table_id = member.decode()
+            try:
+                if await self._end_if_idle(table_id):
+                    ended.append(table_id)
+            except (ServiceError, RemoteError) as exc:
+                log.warning("idle practice table %s: not ended yet (%s)", table_id, exc)
+        return ended
+
+    async def _end_if_idle(self, table_id: str) -> bool:
+        try:
+            _, rec = await self._load(table_id)
+        except ServiceError as exc:
+            if exc.code != codes.NOT_FOUND:
+                raise
+            await self._note_practice(table_id, closed=True)  # expired or never finished
+            return False
+        info = rec.info
+        if info.status in CLOSED:
+            await self._note_practice(table_id, closed=True)
+            return False
+        if info.status == "dealing":
+            return False  # a moment's state: look again next time
+        if info.status == "playing":
+            version = await self._hand_version(info)
+            seen = await self._redis.execute("HGET", self._practice_hands, table_id)
+            if version is not None and (seen is None or int(seen) != version):
+                await self._redis.execute("HSET", self._practice_hands, table_id, version)
+                await self._note_practice(table_id, closed=False)
+                return False
+        idle_minutes = self.practice_idle_seconds / 60
+        log.info("practice table %s: idle for %.0f min, ending it", table_id, idle_minutes)
+        host = Caller(info.host_id, info.host_name, ())
+        if info.status == "playing":
+            await self.cancel_table(CancelTable(host, table_id))
+        else:
+            await self._update(table_id, _ended_if_waiting)
+        return True
+
+    async def _hand_version(self, info: TableInfo) -> int | None:
+        """The version of the table's hand at the engine; None if it has no hand there."""
+        try:
+            view = await request(
+                self._nc,
+                subjects.engine_view(info.game),
+                GetView(info.table_id),
+                HandView,
+                timeout=self._engine_timeout,
+            )
+        except RemoteError as exc:
+            if exc.code == codes.NOT_FOUND:
+                return None
+            raise
+        return view.version
 
     async def add_bot(self, req: AddBot) -> TableInfo:
         """Keep a seat for a bot, then have the bots service sit one there (host, 0 bet)."""

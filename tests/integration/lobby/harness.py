@@ -26,7 +26,7 @@ from kalaro.games.registry import game_names
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import subjects, ws
-from kalaro.proto.engine import CancelHand, HandCancelled, HandStarted, StartHand
+from kalaro.proto.engine import CancelHand, GetView, HandCancelled, HandStarted, StartHand
 from kalaro.proto.wallet import (
     Balance,
     GetBalance,
@@ -76,6 +76,8 @@ class Peers:
     voids: list[VoidHand] = field(default_factory=list)
     starts: list[StartHand] = field(default_factory=list)
     cancels: list[CancelHand] = field(default_factory=list)
+    # GetView answers: the latest started hand at the table, at this version (default 1)
+    hand_versions: dict[str, int] = field(default_factory=dict)
 
     def service(self) -> Service:
         service = Service("lobby-test-peers")
@@ -86,6 +88,7 @@ class Peers:
         for game in GAMES:
             service.add(subjects.engine_start(game), StartHand, self._start)
             service.add(subjects.engine_cancel(game), CancelHand, self._cancel)
+            service.add(subjects.engine_view(game), GetView, self._view)
         return service
 
     async def _balance(self, req: GetBalance) -> Balance:
@@ -112,6 +115,14 @@ class Peers:
         if self.engine_error is not None:
             raise ServiceError(self.engine_error, "engine refused the hand")
         return HandStarted(req.hand_id, 1)
+
+    async def _view(self, req: GetView) -> ws.HandView:
+        hands = [s.hand_id for s in self.starts if s.table_id == req.table_id]
+        if not hands:
+            raise ServiceError(codes.NOT_FOUND, f"no hand at table {req.table_id}")
+        version = self.hand_versions.get(req.table_id, 1)
+        raw = msgspec.Raw
+        return ws.HandView(req.table_id, hands[-1], version, None, raw(b"{}"), raw(b"[]"))
 
     async def _cancel(self, req: CancelHand) -> HandCancelled:
         self.cancels.append(req)

@@ -154,6 +154,64 @@ async def test_a_practice_table_ends_when_its_host_leaves(
     await eventually(lambda: lobby.frames.tables(table.table_id)[-1].status == "ended")
 
 
+async def test_an_idle_practice_table_between_hands_is_ended(
+    lobby: LobbyHarness, bots: BotsPeer
+) -> None:
+    core = lobby.lobby
+    idle = core.practice_idle_seconds
+    ana = lobby.user("Ana")
+    quiet = (await practice(lobby, ana)).table
+    lobby.clock.advance(idle / 2)
+    busy = (await practice(lobby, lobby.user("Ben"))).table
+    lobby.clock.advance(idle / 2 - 1)
+    assert await core.end_idle_practice() == []
+
+    lobby.clock.advance(2)
+    assert await core.end_idle_practice() == [quiet.table_id]
+    assert (await lobby.get(quiet.table_id)).status == "ended"
+    await eventually(lambda: lobby.frames.tables(quiet.table_id)[-1].status == "ended")
+    # Any change at a table is activity: a bot's Ready pushes the second one's time on.
+    await lobby.ready(bots.seated[-1], busy.table_id)
+    lobby.clock.advance(idle / 2)
+    assert await core.end_idle_practice() == []
+    assert (await lobby.get(busy.table_id)).status == "waiting"
+    lobby.clock.advance(idle / 2)
+    assert await core.end_idle_practice() == [busy.table_id]
+    lobby.clock.advance(idle * 2)
+    assert await core.end_idle_practice() == [], "an ended table is not swept again"
+    # Tables with a bet (or zero-bet tables for friends) are never swept.
+    table, _ = await lobby.full_table("tongits", 10)
+    lobby.clock.advance(idle * 2)
+    assert await core.end_idle_practice() == []
+    assert (await lobby.get(table.table_id)).status == "waiting"
+
+
+async def test_an_idle_practice_hand_is_cancelled_only_if_its_moves_stopped(
+    lobby: LobbyHarness, bots: BotsPeer
+) -> None:
+    core = lobby.lobby
+    idle = core.practice_idle_seconds
+    ana = lobby.user("Ana")
+    table = (await practice(lobby, ana)).table
+    for who in [*bots.seated, ana]:
+        dealt = await lobby.ready(who, table.table_id)
+    assert dealt.status == "playing"
+    [start] = lobby.peers.starts
+
+    # Quiet at the lobby, but the moves go on at the engine: it stays.
+    for version in (1, 7, 12):
+        lobby.peers.hand_versions[table.table_id] = version
+        lobby.clock.advance(idle + 1)
+        assert await core.end_idle_practice() == []
+        assert (await lobby.get(table.table_id)).status == "playing"
+    # No move for a whole idle period after the last look: the hand is cancelled.
+    lobby.clock.advance(idle + 1)
+    assert await core.end_idle_practice() == [table.table_id]
+    assert (await lobby.get(table.table_id)).status == "cancelled"
+    assert [c.hand_id for c in lobby.peers.cancels] == [start.hand_id]
+    assert lobby.peers.voids == []  # zero bet: no holds to release
+
+
 async def test_practice_without_bots_is_cancelled_with_the_reason(
     lobby: LobbyHarness, bots: BotsPeer
 ) -> None:
