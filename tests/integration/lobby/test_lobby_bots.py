@@ -179,7 +179,7 @@ async def test_an_idle_practice_table_between_hands_is_ended(
     assert await core.end_idle_practice() == [busy.table_id]
     lobby.clock.advance(idle * 2)
     assert await core.end_idle_practice() == [], "an ended table is not swept again"
-    # Tables with a bet (or zero-bet tables for friends) are never swept.
+    # Only practice tables are swept: a table with a bet stays however quiet it is.
     table, _ = await lobby.full_table("tongits", 10)
     lobby.clock.advance(idle * 2)
     assert await core.end_idle_practice() == []
