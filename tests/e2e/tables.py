@@ -64,6 +64,12 @@ class LiveTable:
         return top.version, top.view, top.hand_id
 
     async def deal(self) -> None:
+        """Everyone taps Ready and the host deals, once the lobby has closed the last
+        hand (it learns of the end through JetStream, a moment after the result frames)."""
+        deadline = time.monotonic() + 10
+        while (await self.host.get_table(self.table_id)).status != "waiting":
+            assert time.monotonic() < deadline, "the last hand never ended at the lobby"
+            await asyncio.sleep(0.1)
         for seat, player in enumerate(self.players):
             await player.ready(self.table_id, True, f"entropy-{seat}-{random.random()}")
         await self.host.deal(self.table_id)

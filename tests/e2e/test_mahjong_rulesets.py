@@ -92,16 +92,6 @@ async def open_mahjong(
     return LiveTable(table.table_id, host, players, sockets, watchers)
 
 
-async def deal(live: LiveTable) -> None:
-    """Deal the next hand once the lobby has closed the last one (it learns of the end
-    through JetStream, a moment after the result frames)."""
-    deadline = time.monotonic() + 10
-    while (await live.host.get_table(live.table_id)).status != "waiting":
-        assert time.monotonic() < deadline, "the last hand never ended at the lobby"
-        await asyncio.sleep(0.1)
-    await live.deal()
-
-
 def view_frames(socket: TableSocket) -> list[dict[str, Any]]:
     return [f for f in map(json.loads, socket.raw_frames) if f.get("type") == "view"]
 
@@ -196,7 +186,7 @@ async def test_joker_table_shows_its_points_and_settles_by_category(
     for hand in range(HANDS):  # until a win, and a secret kang to check (or out of hands)
         for player, total in zip(players, totals, strict=True):  # the last hand settled
             assert await wait_balance(player, 1000 + total) == 1000 + total
-        await deal(live)
+        await live.deal()
         assert [(await p.balance()).held for p in players] == [JOKER_HOLD_UNITS * BET] * 4
         # The deal reveals the joker to everyone, the spectator included.
         jokers = {s.view(live.table_id).view["joker"] for s in live.everyone}  # type: ignore
@@ -334,7 +324,7 @@ async def test_pinoy_timers_auto_play_an_idle_seat(stack: Stack, unique: str) ->
     # that leaves it nothing to claim stays that way; about one in a hundred also ends
     # before its turn. Such a deal is played out and the next one tried.
     for attempt in range(1, IDLE_DEALS + 1):
-        await deal(live)
+        await live.deal()
         if await _idle_seat_is_timed(live, players[0], attempt):
             break
     else:
@@ -455,7 +445,7 @@ async def test_passed_win_blocks_and_the_client_is_told_why(stack: Stack, unique
 
     blocked = 0
     for hand in range(6):  # until a passed win leaves the hand going on
-        await deal(live)
+        await live.deal()
         start = len(passes)
         await play_hand(
             live, "mahjong", policy="smart", rng=random.Random(31 + hand), choose=pass_wins
