@@ -102,8 +102,10 @@ export async function render(root, app) {
       toast(`${label}: ${err.message}`, "error");
       return null;
     } finally {
+      // Everything drawn while busy has its buttons disabled: draw those again.
       state.busy = false;
       drawControls();
+      drawResult();
     }
   }
 
@@ -116,9 +118,12 @@ export async function render(root, app) {
     } catch (err) {
       toast(err.message, "error");
     } finally {
+      // A frame that came in meanwhile (the result, the table back to waiting after the
+      // last move) was drawn with disabled buttons: draw everything that has any again.
       state.busy = false;
       drawFelt();
       drawControls();
+      drawResult();
     }
   }
 

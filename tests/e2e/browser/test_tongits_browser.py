@@ -234,9 +234,12 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     expect(players[0].locator('#seats li[data-seat="2"]')).to_contain_text("Empty seat")
     expect(players[2].locator("#sit")).to_be_visible()  # back to watching
 
-    # Ready for the next hand works straight from the result.
+    # Ready for the next hand works straight from the result, and can be undone there.
+    expect(players[0].locator("#result-ready")).to_be_enabled()
     players[0].click("#result-ready")
     players[0].wait_for_selector("#ready[aria-pressed='true']")
+    expect(players[0].locator("#result-ready")).to_have_attribute("aria-pressed", "true")
+    expect(players[0].locator("#result-ready")).to_be_enabled()
 
     # Host controls between hands: chat off, remove a player, end the table.
     host.goto(f"/#/tables/{table_id}")
