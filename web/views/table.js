@@ -91,9 +91,18 @@ export async function render(root, app) {
   }
 
   // --- actions ---------------------------------------------------------------------------
+  /** While an action is in flight every button that starts one is disabled (a click
+   * then would be ignored): draw them all again whenever that changes. */
+  function setBusy(busy) {
+    state.busy = busy;
+    drawFelt();
+    drawControls();
+    drawResult();
+  }
+
   async function run(label, fn) {
     if (state.busy) return;
-    state.busy = true;
+    setBusy(true);
     try {
       const out = await fn();
       if (out && out.table_id) setTable(out);
@@ -102,28 +111,22 @@ export async function render(root, app) {
       toast(`${label}: ${err.message}`, "error");
       return null;
     } finally {
-      // Everything drawn while busy has its buttons disabled: draw those again.
-      state.busy = false;
-      drawControls();
-      drawResult();
+      setBusy(false);
     }
   }
 
   async function act(action) {
     if (state.busy) return;
-    state.busy = true;
+    setBusy(true);
     try {
       await socket.act(tableId, action);
       state.selection = [];
     } catch (err) {
       toast(err.message, "error");
     } finally {
-      // A frame that came in meanwhile (the result, the table back to waiting after the
-      // last move) was drawn with disabled buttons: draw everything that has any again.
-      state.busy = false;
-      drawFelt();
-      drawControls();
-      drawResult();
+      // Also redraws what frames that came in meanwhile drew disabled (the result, the
+      // table back to waiting after the last move).
+      setBusy(false);
     }
   }
 
@@ -203,6 +206,7 @@ export async function render(root, app) {
           if (isHost() && waiting && !mine) {
             bits.push(h("button.small.ghost.remove", {
               type: "button",
+              disabled: state.busy,
               "aria-label": `Remove ${s.display_name}`,
               onclick: async () => {
                 if (await confirmDialog({ title: "Remove player?", body: `Remove ${s.display_name} from seat ${i + 1}?`, confirm: "Remove", danger: true })) {
@@ -214,12 +218,13 @@ export async function render(root, app) {
         } else {
           bits.push(h("span.seat-name.empty", {}, "Empty seat"));
           if (seat === null && waiting) {
-            bits.push(h("button.small.primary.sit-here", { type: "button", onclick: () => sitDown(i), "aria-label": `Sit in seat ${i + 1}` }, "Sit here"));
+            bits.push(h("button.small.primary.sit-here", { type: "button", disabled: state.busy, onclick: () => sitDown(i), "aria-label": `Sit in seat ${i + 1}` }, "Sit here"));
           }
           if (isHost() && waiting && t.bet === 0) {
             // Bots never play for credits: only zero-bet tables offer them.
             bits.push(h("button.small.add-bot", {
               type: "button",
+              disabled: state.busy,
               "aria-label": `Seat a bot in seat ${i + 1}`,
               onclick: () => run("Add a bot", () => api.addBot(tableId, i)),
             }, "Add a bot"));

@@ -69,7 +69,9 @@ def test_four_players_play_mahjong_through_a_claim(
 ) -> None:
     host = new_page(WIDE)
     sign_in(host)
-    table_id = create_table(host, "mahjong", bet=1, timer=8)
+    # A claim window of 30 s (not the default 10): the test answers every claim itself,
+    # and on a slow machine it must never race the server's time-out across four pages.
+    table_id = create_table(host, "mahjong", bet=1, timer=30)
     viewports = [WIDE, PHONE, WIDE, WIDE]
     players = []
     for i, viewport in enumerate(viewports):
