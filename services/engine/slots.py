@@ -8,16 +8,20 @@ version clients see.
 
 A slot is stored in two keys, so that a move writes only what it changed:
 
-- ``hand:<table_id>``, a hash: ``v`` the version, ``f`` what is fixed at the deal
-  (options, players, seed material, dealt hands; written once per hand), ``d`` what
-  moves change (engine state, status, the pending timer);
+- ``hand:<table_id>``, a hash: ``v`` the version, ``h`` the hand id, ``f`` what is fixed
+  at the deal (options, players, seed material, dealt hands: a :class:`Slot` with the
+  moving part left empty, written once per hand), ``d`` what moves change (engine
+  state, status, the pending timer);
 - ``handlog:<table_id>``, a list: the action log, one ``seat:action-json`` entry per
   action (time-outs included), appended to.
 
 Writing the whole slot on every move cost about 2.4 KB of Redis write, and so of AOF,
 per move at mid-hand; a move now writes the ~0.9 KB state and its ~30-byte action.
-A slot written by an older worker as one ``d`` field (the whole :class:`Slot`) is still
-read, and is written back in this layout on its next write.
+A write sends the fixed part only while the hand has no action yet (the deal, or a
+cancel before the first move). Otherwise the script checks that ``h`` is this hand and,
+if it is not, refuses and the store sends the whole slot again: that is how a slot an
+older worker wrote as one ``d`` field (the whole :class:`Slot`, still read) is written
+back in this layout.
 
 The write is this module's own script: in the same atomic step as the compare-and-set
 it also moves the hand's timer deadline in ``deadlines:<game>`` and its pending outcome
@@ -39,6 +43,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
+from msgspec.structs import replace
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion
@@ -76,22 +81,6 @@ class Slot(msgspec.Struct, kw_only=True):
     timer_window: str = ""  # which timer window deadline_ms belongs to
 
 
-class _Deal(msgspec.Struct, kw_only=True):
-    """The slot's part fixed when the hand starts (``f``)."""
-
-    table_id: str
-    hand_id: str
-    game: str
-    options: dict[str, Any] = {}
-    bet: int = 0
-    players: tuple[Player, ...] = ()
-    dealer: int | None = None
-    seed_commitment: str = ""
-    server_seed: str = ""
-    entropy: tuple[str, ...] = ()
-    initial_hands: tuple[Any, ...] = ()
-
-
 class _Progress(msgspec.Struct, kw_only=True):
     """The slot's part that moves change (``d``)."""
 
@@ -102,28 +91,22 @@ class _Progress(msgspec.Struct, kw_only=True):
     timer_window: str = ""
 
 
-_DEAL_FIELDS = _Deal.__struct_fields__
+_PROGRESS_FIELDS = _Progress.__struct_fields__
+_NO_PROGRESS = {name: getattr(_Progress(), name) for name in _PROGRESS_FIELDS}
 _encode = msgspec.msgpack.Encoder().encode
 _decode_slot = msgspec.msgpack.Decoder(Slot).decode
-_decode_deal = msgspec.msgpack.Decoder(_Deal).decode
 _decode_progress = msgspec.msgpack.Decoder(_Progress).decode
 _json_encode = msgspec.json.Encoder().encode
+#: What the write script answers when the stored fixed part is another hand's.
+_OTHER_HAND = -2
 
 
 def _deal_of(slot: Slot) -> bytes:
-    return _encode(_Deal(**{name: getattr(slot, name) for name in _DEAL_FIELDS}))
+    return _encode(replace(slot, actions=(), **_NO_PROGRESS))
 
 
 def _progress_of(slot: Slot) -> bytes:
-    return _encode(
-        _Progress(
-            state=slot.state,
-            status=slot.status,
-            outcome_published=slot.outcome_published,
-            deadline_ms=slot.deadline_ms,
-            timer_window=slot.timer_window,
-        )
-    )
+    return _encode(_Progress(**{name: getattr(slot, name) for name in _PROGRESS_FIELDS}))
 
 
 def _log_entry(seat: int, action: bytes) -> bytes:
@@ -136,41 +119,45 @@ def _parse_log_entry(entry: bytes) -> tuple[int, bytes]:
 
 
 # KEYS: slot, log, deadlines, outcomes.
-# ARGV: expected version, progress, deal ('': unchanged; else the log starts again),
-#       ttl ms (0: persist), deadline member to drop ('' none), deadline member to add
-#       ('' none), its score, outcome op ('add'/'del'/''), outcome member, outcome
-#       score, then the log entries to append.
+# ARGV: expected version, hand id, progress, deal ('': the stored one, which must be
+#       this hand's, else -2; given: the log starts again), ttl ms (0: persist),
+#       deadline member to drop ('' none), deadline member to add ('' none), its score,
+#       outcome op ('add'/'del'/''), outcome member, outcome score, then the log
+#       entries to append.
 _WRITE = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
   return current
 end
-if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'd', ARGV[2], 'f', ARGV[3])
-  redis.call('DEL', KEYS[2])
+if ARGV[4] == '' then
+  if redis.call('HGET', KEYS[1], 'h') ~= ARGV[2] then
+    return -2
+  end
+  redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'd', ARGV[3])
 else
-  redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'd', ARGV[2])
+  redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'h', ARGV[2], 'd', ARGV[3], 'f', ARGV[4])
+  redis.call('DEL', KEYS[2])
 end
-if #ARGV > 10 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 11))
+if #ARGV > 11 then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 12))
 end
 for i = 1, 2 do
-  if tonumber(ARGV[4]) > 0 then
-    redis.call('PEXPIRE', KEYS[i], ARGV[4])
+  if tonumber(ARGV[5]) > 0 then
+    redis.call('PEXPIRE', KEYS[i], ARGV[5])
   else
     redis.call('PERSIST', KEYS[i])
   end
 end
-if ARGV[5] ~= '' then
-  redis.call('ZREM', KEYS[3], ARGV[5])
-end
 if ARGV[6] ~= '' then
-  redis.call('ZADD', KEYS[3], ARGV[7], ARGV[6])
+  redis.call('ZREM', KEYS[3], ARGV[6])
 end
-if ARGV[8] == 'add' then
-  redis.call('ZADD', KEYS[4], ARGV[10], ARGV[9])
-elseif ARGV[8] == 'del' then
-  redis.call('ZREM', KEYS[4], ARGV[9])
+if ARGV[7] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[8], ARGV[7])
+end
+if ARGV[9] == 'add' then
+  redis.call('ZADD', KEYS[4], ARGV[11], ARGV[10])
+elseif ARGV[9] == 'del' then
+  redis.call('ZREM', KEYS[4], ARGV[10])
 end
 return -1
 """
@@ -228,8 +215,6 @@ class SlotStore:
         self._write: Any = redis.register_script(_WRITE)
         self._read: Any = redis.register_script(_READ)
         self._claim: Any = redis.register_script(_CLAIM)
-        # tables whose slot was last read in the older one-field layout
-        self._whole: set[str] = set()
 
     def key(self, table_id: str) -> str:
         return self._slots + table_id
@@ -245,19 +230,12 @@ class SlotStore:
         if progress is None:
             return 0, None
         if deal is None:  # the older layout: the whole slot in ``d``
-            self._whole.add(table_id)
             return int(version), _decode_slot(progress)
-        self._whole.discard(table_id)
-        fixed = _decode_deal(deal)
         moving = _decode_progress(progress)
-        slot = Slot(
-            **{name: getattr(fixed, name) for name in _DEAL_FIELDS},
-            state=moving.state,
+        slot = replace(
+            _decode_slot(deal),
             actions=tuple(_parse_log_entry(entry) for entry in log),
-            status=moving.status,
-            outcome_published=moving.outcome_published,
-            deadline_ms=moving.deadline_ms,
-            timer_window=moving.timer_window,
+            **{name: getattr(moving, name) for name in _PROGRESS_FIELDS},
         )
         return int(version), slot
 
@@ -266,7 +244,6 @@ class SlotStore:
         slot: Slot,
         expected: int,
         *,
-        new_hand: bool = False,
         appended: tuple[tuple[int, bytes], ...] = (),
         drop_deadline: str = "",
         add_deadline: tuple[str, int] | None = None,
@@ -274,48 +251,34 @@ class SlotStore:
         outcome_due_ms: int = 0,
         ttl_ms: int = 0,
     ) -> int:
-        """Write ``slot`` if it is still at ``expected`` (one EVALSHA); the new version.
+        """Write ``slot`` if it is still at ``expected``; the new version. One EVALSHA, two
+        when the stored fixed part turns out to be another hand's.
 
-        ``new_hand``: ``slot`` is another hand than the one stored (or the first), so its
-        fixed part and its whole log are written. Otherwise only the moving part is, and
-        ``appended`` (the actions ``slot.actions`` ends with that are not stored yet) is
-        added to the log.
+        ``appended`` are the actions ``slot.actions`` ends with that are not stored yet:
+        they are added to the log, and only the moving part is rewritten. A hand with no
+        action yet, or whose stored fixed part is another hand's (the script says so),
+        is written whole: fixed part and log.
 
         Raises :class:`~kalaro.bus.store.StaleVersion` if someone wrote first; then
         nothing at all was changed, deadlines and outcomes included.
         """
-        table_id = slot.table_id
-        if new_hand or table_id in self._whole:
-            deal, log = _deal_of(slot), slot.actions
-        else:
-            deal, log = b"", appended
+        table_id, hand_id = slot.table_id, slot.hand_id
+        keys = [self.key(table_id), self.log_key(table_id), self.deadlines_key, self.outcomes_key]
         member, score = add_deadline if add_deadline is not None else ("", 0)
-        current = int(
-            await self._write(
-                keys=[
-                    self.key(table_id),
-                    self.log_key(table_id),
-                    self.deadlines_key,
-                    self.outcomes_key,
-                ],
-                args=[
-                    expected,
-                    _progress_of(slot),
-                    deal,
-                    ttl_ms,
-                    drop_deadline,
-                    member,
-                    score,
-                    outcome,
-                    outcome_member(table_id, slot.hand_id),
-                    outcome_due_ms,
-                    *(_log_entry(seat, action) for seat, action in log),
-                ],
-            )
-        )
+        progress = _progress_of(slot)
+        outcome_args = [outcome, outcome_member(table_id, hand_id), outcome_due_ms]
+
+        async def write(whole: bool) -> int:
+            deal, log = (_deal_of(slot), slot.actions) if whole else (b"", appended)
+            args = [expected, hand_id, progress, deal, ttl_ms, drop_deadline, member, score]
+            args += outcome_args + [_log_entry(seat, action) for seat, action in log]
+            return int(await self._write(keys=keys, args=args))
+
+        current = await write(whole=not slot.actions)
+        if current == _OTHER_HAND:
+            current = await write(whole=True)
         if current != -1:
             raise StaleVersion(table_id, expected, current)
-        self._whole.discard(table_id)
         return expected + 1
 
     async def claim(self, key: str, now_ms: int, lease_ms: int, limit: int = 64) -> list[str]:

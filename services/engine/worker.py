@@ -193,9 +193,7 @@ class EngineWorker:
                 initial_hands=rules.dealt(state),
             )
             try:
-                new_version = await self._advance(
-                    fresh, version, state, [], (), was_timed=False, new_hand=True
-                )
+                new_version = await self._advance(fresh, version, state, [], (), was_timed=False)
             except StaleVersion:
                 continue  # a racing StartHand (or the previous hand's marking) went first
             return HandStarted(msg.hand_id, new_version)
@@ -283,7 +281,6 @@ class EngineWorker:
                 cancelled = Slot(
                     table_id=msg.table_id, hand_id=msg.hand_id, game=self.game, status="cancelled"
                 )
-                new_hand = True
             elif slot.status == "finished":
                 return HandCancelled(msg.hand_id, voided=False)
             elif slot.status == "cancelled":
@@ -293,7 +290,6 @@ class EngineWorker:
                 return HandCancelled(msg.hand_id, voided=True)
             else:
                 cancelled = replace(slot, status="cancelled", deadline_ms=None, timer_window="")
-                new_hand = False
             drop = (
                 deadline_member(slot.table_id, slot.hand_id, version)
                 if slot is not None and slot.deadline_ms is not None
@@ -303,7 +299,6 @@ class EngineWorker:
                 new_version = await self.slots.save(
                     cancelled,
                     version,
-                    new_hand=new_hand,
                     drop_deadline=drop,
                     outcome="add",
                     outcome_due_ms=self.now_ms() + OUTCOME_GRACE_MS,
@@ -484,11 +479,10 @@ class EngineWorker:
         logged: tuple[tuple[int, bytes], ...],
         *,
         was_timed: bool,
-        new_hand: bool = False,
     ) -> int:
         """Write the hand's next state (compare-and-set), then publish what changed.
 
-        ``logged`` are the actions just applied; ``new_hand`` says ``slot`` is a fresh deal.
+        ``logged`` are the actions just applied (the store appends them to the log).
         """
         rules = self.rules
         now = self.now_ms()
@@ -514,7 +508,6 @@ class EngineWorker:
         await self.slots.save(
             new,
             version,
-            new_hand=new_hand,
             appended=logged,
             drop_deadline=deadline_member(table_id, hand_id, version) if was_timed else "",
             add_deadline=(

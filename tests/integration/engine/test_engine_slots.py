@@ -43,7 +43,7 @@ async def test_a_move_appends_its_action_and_leaves_the_deal_alone(
     started = await start_hand(nc, "tongits", start)
     key, log_key = store.key(start.table_id), store.log_key(start.table_id)
     dealt = await workers.redis.hgetall(key)
-    assert set(dealt) == {b"v", b"d", b"f"}
+    assert set(dealt) == {b"v", b"h", b"d", b"f"}
     assert await workers.redis.execute("LRANGE", log_key, 0, -1) == []
 
     version = started.version
@@ -91,7 +91,7 @@ async def test_a_slot_in_the_older_one_field_layout_plays_on(
     # Rewrite it as an older worker kept it: the whole slot in ``d``, no ``f``, no log.
     key, log_key = store.key(start.table_id), store.log_key(start.table_id)
     await workers.redis.execute("DEL", log_key)
-    await workers.redis.execute("HDEL", key, "f")
+    await workers.redis.execute("HDEL", key, "f", "h")
     await workers.redis.hset(key, "d", msgspec.msgpack.encode(slot))
     await workers.kill(first)  # a new worker: nothing of this table in memory
     await workers.start("tongits")
