@@ -6,11 +6,14 @@ queue on the database lock up front instead of failing when a read lock would ha
 be upgraded, and WAL lets readers carry on meanwhile.
 
 Migrations are numbered steps per component, recorded in ``schema_migrations``; each
-step runs in its own transaction and runs once.
+step runs in its own transaction and runs once, even when replicas start together
+(a PostgreSQL advisory lock, or SQLite's write lock, lets one migrate at a time).
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +22,8 @@ from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 log = logging.getLogger("kalaro.sql")
 
@@ -65,9 +69,56 @@ class Migration:
     statements: Sequence[str]
 
 
+# Every component's migrations run under one PostgreSQL advisory lock: they share
+# ``schema_migrations`` (whose CREATE TABLE IF NOT EXISTS is itself not safe to race),
+# and a migration takes milliseconds, so serialising them all costs nothing. The key is
+# fixed (the first 8 bytes of sha256(b"kalaro.schema_migrations"), signed).
+MIGRATION_LOCK_KEY = int.from_bytes(
+    hashlib.sha256(b"kalaro.schema_migrations").digest()[:8], "big", signed=True
+)
+# SQLite: a writer waits up to the busy timeout for the lock; past that, try again.
+_SQLITE_ATTEMPTS = 5
+
+
 async def migrate(engine: AsyncEngine, component: str, migrations: Sequence[Migration]) -> int:
-    """Apply the missing steps of ``component`` in order; return the schema version."""
-    async with engine.begin() as conn:
+    """Apply the missing steps of ``component`` in order; return the schema version.
+
+    Safe when several replicas start together on a fresh database: on PostgreSQL the
+    whole run holds a session advisory lock (:data:`MIGRATION_LOCK_KEY`), so a second
+    replica waits, then finds every step recorded; on SQLite each step's transaction
+    begins IMMEDIATE (the write lock first), and a run that still meets "database is
+    locked" is retried.
+    """
+    if is_sqlite(engine):
+        for attempt in range(_SQLITE_ATTEMPTS):
+            try:
+                async with engine.connect() as conn:
+                    return await _migrate(conn, component, migrations)
+            except OperationalError as exc:
+                if "locked" not in str(exc) or attempt == _SQLITE_ATTEMPTS - 1:
+                    raise
+                log.warning("%s: database locked while migrating; retrying", component)
+                await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
+    async with engine.connect() as conn:
+        key = {"k": MIGRATION_LOCK_KEY}
+        if not await conn.scalar(text("SELECT pg_try_advisory_lock(:k)"), key):
+            log.info("%s: another process is migrating; waiting for it", component)
+            await conn.execute(text("SELECT pg_advisory_lock(:k)"), key)
+        await conn.commit()  # a session lock: it outlives the transaction that took it
+        try:
+            return await _migrate(conn, component, migrations)
+        finally:
+            try:
+                await conn.execute(text("SELECT pg_advisory_unlock(:k)"), key)
+                await conn.commit()
+            except Exception:
+                # The server drops a dead session's locks; never pool this connection.
+                await conn.invalidate()
+
+
+async def _migrate(conn: AsyncConnection, component: str, migrations: Sequence[Migration]) -> int:
+    async with conn.begin():
         await conn.execute(
             text(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -79,7 +130,7 @@ async def migrate(engine: AsyncEngine, component: str, migrations: Sequence[Migr
         )
     current = 0
     for step in sorted(migrations, key=lambda m: m.version):
-        async with engine.begin() as conn:
+        async with conn.begin():
             done = await conn.scalar(
                 text("SELECT 1 FROM schema_migrations WHERE component = :c AND version = :v"),
                 {"c": component, "v": step.version},
