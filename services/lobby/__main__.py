@@ -18,12 +18,29 @@ log = logging.getLogger("kalaro.lobby")
 #: How often a replica looks for idle practice tables (every replica may; ending one
 #: is a compare-and-set, so two replicas never both do it).
 PRACTICE_SWEEP_SECONDS = 60.0
+#: How often a replica asks the engines again about cancels they did not confirm.
+CANCEL_RETRY_SECONDS = 5.0
 
 
-async def sweep_idle_practice(lobby: Lobby, every: float = PRACTICE_SWEEP_SECONDS) -> None:
-    """End idle practice tables (:meth:`Lobby.end_idle_practice`) until cancelled."""
+async def sweep(
+    lobby: Lobby,
+    *,
+    practice_every: float = PRACTICE_SWEEP_SECONDS,
+    cancels_every: float = CANCEL_RETRY_SECONDS,
+) -> None:
+    """Until cancelled: retry unconfirmed hand cancels (:meth:`Lobby.retry_cancels`) and
+    end idle practice tables (:meth:`Lobby.end_idle_practice`)."""
+    loop = asyncio.get_running_loop()
+    next_practice = loop.time() + practice_every
     while True:
-        await asyncio.sleep(every)
+        await asyncio.sleep(cancels_every)
+        try:
+            await lobby.retry_cancels()
+        except Exception:
+            log.warning("retrying hand cancels failed; retrying", exc_info=True)
+        if loop.time() < next_practice:
+            continue
+        next_practice = loop.time() + practice_every
         try:
             await lobby.end_idle_practice()
         except Exception:
@@ -39,8 +56,8 @@ async def run(settings: Settings) -> None:
         sweepers: list[asyncio.Task[None]] = []
 
         async def on_start() -> None:
-            consumers.append(await start_hands_consumer(nc, lobby))
-            sweepers.append(asyncio.create_task(sweep_idle_practice(lobby)))
+            consumers.append(await start_hands_consumer(nc, lobby, settings=settings))
+            sweepers.append(asyncio.create_task(sweep(lobby)))
 
         async def on_stop() -> None:
             # After requests stop and before NATS drains: no event is left half-applied.

@@ -15,8 +15,17 @@ Dealing is the one multi-step flow (flows 3 and 6 in DESIGN.md): claim the table
 CAS (``waiting`` → ``dealing`` with a new hand id, so two racing Deals cannot both
 deal), hold every player's maximum loss at the wallet (all or nothing), ask the
 engine to start the hand, then CAS to ``playing``. Every failure on the way undoes
-what was done (void the holds, back to ``waiting``); the wallet's void is idempotent
-and keyed by the hand, which is what makes "undo" safe to repeat.
+what was done (release the holds, back to ``waiting``).
+
+**One outcome per hand.** Once a StartHand may have reached the engine, the lobby never
+voids the hand at the wallet itself: it asks the engine to cancel it, and the engine's
+compare-and-set on its hand slot decides between that cancel and the last move. The
+engine then sends exactly one of settlement or void to the wallet, under the hand id.
+(Voiding here too once let a host's cancel void a hand that had just finished: its
+winners were never paid.) The lobby voids directly only holds whose StartHand was never
+sent or was refused. A cancel the engine did not answer is kept in a set and retried by
+:meth:`Lobby.retry_cancels` until the engine decides; meanwhile the holds stay (the
+wallet's reconciler settles or releases any hold left behind for good).
 
 Bots are players with the ``bot`` role, seated by the bots service (``bots.seat``). They
 never play for credits: a bot may sit only at a zero-bet table, and only in a seat the
@@ -260,6 +269,9 @@ class Lobby:
         # s), and the hand version each was last seen at (see end_idle_practice).
         self._practice = f"{prefix}practice"
         self._practice_hands = f"{prefix}practice-hands"
+        # Hands whose cancel the engine has not confirmed yet: ``game|table|hand``,
+        # scored by when the cancel was first asked for (see retry_cancels).
+        self._cancels = f"{prefix}pending-cancels"
         self.practice_idle_seconds = practice_idle_seconds
         self._chat = ChatLimiter(
             redis, f"{prefix}chat:", limit=chat_limit, window_seconds=chat_window_seconds
@@ -834,10 +846,11 @@ class Lobby:
         except Exception as exc:
             refused = isinstance(exc, RemoteError) and exc.code != codes.UNAVAILABLE
             if not refused:
-                # No answer: the engine may have started the hand anyway, so stop it.
-                await self._cancel_engine_hand(info.game, info.table_id, hand_id)
-            if info.bet > 0:
-                await self._void(info.table_id, hand_id)
+                # No answer: the engine may have started the hand anyway. Only its
+                # cancel may decide (it also voids the holds).
+                await self._stop_hand(info.game, info.table_id, hand_id)
+            elif info.bet > 0:
+                await self._void(info.table_id, hand_id)  # refused: it never started
             # The seed went out in a StartHand that did not happen; never reuse it, and
             # since players' entropy was given against its commitment, ask them again.
             await self._revert_deal(info.table_id, hand_id, unready=None, fresh_seed=True)
@@ -862,9 +875,7 @@ class Lobby:
             return (await self._update(info.table_id, playing)).info
         except _DealAborted:
             # The table was cancelled (or rescued) while we dealt: stop our hand.
-            await self._cancel_engine_hand(info.game, info.table_id, hand_id)
-            if info.bet > 0:
-                await self._void(info.table_id, hand_id)
+            await self._stop_hand(info.game, info.table_id, hand_id)
             raise _error(
                 codes.CONFLICT, "the table changed while dealing; the hand was voided"
             ) from None
@@ -876,7 +887,7 @@ class Lobby:
             await request(
                 self._nc,
                 subjects.WALLET_PLACE_HOLDS,
-                PlaceHolds(info.table_id, hand_id, holds),
+                PlaceHolds(info.table_id, hand_id, holds, game=info.game),
                 HoldsPlaced,
                 timeout=self._wallet_timeout,
             )
@@ -893,6 +904,7 @@ class Lobby:
                     "for this hand and was marked not ready",
                 ) from None
             # Unknown outcome (a time-out may still have placed them): void to be sure.
+            # No StartHand was sent, so no engine can ever finish this hand.
             await self._void(info.table_id, hand_id)
             await self._revert_deal(info.table_id, hand_id, unready=set())
             raise _error(exc.code, f"could not hold credits for the hand: {exc.message}") from None
@@ -967,9 +979,9 @@ class Lobby:
         if self._clock() - rec.dealing_since < self.stale_deal_seconds:
             return  # still in flight somewhere; the claim below refuses this Deal
         log.warning("table %s: rescuing interrupted deal %s", info.table_id, info.hand_id)
-        await self._cancel_engine_hand(info.game, info.table_id, info.hand_id)
-        if info.bet > 0:
-            await self._void(info.table_id, info.hand_id)
+        # The dead replica may or may not have sent StartHand: the engine decides (its
+        # cancel of a hand it never saw blocks a late start and voids the holds).
+        await self._stop_hand(info.game, info.table_id, info.hand_id)
         await self._revert_deal(info.table_id, info.hand_id, unready=None, fresh_seed=True)
         raise _error(
             codes.CONFLICT,
@@ -978,7 +990,8 @@ class Lobby:
         )
 
     async def _void(self, table_id: str, hand_id: str) -> bool:
-        """Release the hand's holds at the wallet (idempotent); True when confirmed."""
+        """Release the holds of a hand no engine has started or ever will (idempotent);
+        True when confirmed. Any other hand is stopped with :meth:`_stop_hand`."""
         try:
             await request(
                 self._nc,
@@ -994,20 +1007,47 @@ class Lobby:
             return False
         return True
 
+    async def _stop_hand(self, game: str, table_id: str, hand_id: str) -> bool:
+        """Have the engine cancel the hand unless it finished; True once it decided.
+
+        The engine voids a hand it cancels (and one it never saw, which it also blocks
+        from starting late), and settles one it finished. Until it answers, the cancel
+        is kept for :meth:`retry_cancels`.
+        """
+        member = f"{game}|{table_id}|{hand_id}"
+        if await self._cancel_engine_hand(game, table_id, hand_id):
+            await self._redis.zrem(self._cancels, member)
+            return True
+        await self._redis.execute("ZADD", self._cancels, "NX", self._clock(), member)
+        return False
+
+    async def retry_cancels(self, limit: int = 100) -> int:
+        """Ask the engines again about every hand whose cancel they did not confirm;
+        the number confirmed now. Every replica may run this: a cancel is idempotent."""
+        pending = await self._redis.execute("ZRANGE", self._cancels, 0, limit - 1)
+        confirmed = 0
+        for raw in pending:
+            game, table_id, hand_id = raw.decode().split("|")
+            if await self._stop_hand(game, table_id, hand_id):
+                log.info("table %s: hand %s cancelled at the engine at last", table_id, hand_id)
+                confirmed += 1
+        return confirmed
+
     async def _cancel_engine_hand(self, game: str, table_id: str, hand_id: str) -> bool:
         try:
-            await request(
+            answer = await request(
                 self._nc,
                 subjects.engine_cancel(game),
                 CancelHand(table_id, hand_id),
                 HandCancelled,
                 timeout=self._engine_timeout,
             )
-        except RemoteError as exc:
-            if exc.code in (codes.NOT_FOUND, codes.CONFLICT):
-                return True  # the engine has no such hand in play: nothing to stop
-            log.error("table %s: engine did not cancel hand %s: %s", table_id, hand_id, exc)
+        except Exception as exc:
+            # conflict: the engine's table is busy with another hand; ask again later.
+            log.warning("table %s: engine did not cancel hand %s yet: %s", table_id, hand_id, exc)
             return False
+        if not answer.voided:
+            log.info("table %s: hand %s finished before the cancel; settled", table_id, hand_id)
         return True
 
     async def hand_finished(self, event: HandFinished) -> TableInfo | None:
@@ -1064,10 +1104,12 @@ class Lobby:
         return (await self._update(req.table_id, end)).info
 
     async def cancel_table(self, req: CancelTable) -> TableInfo:
-        """Close now; a hand in progress is voided at the engine and at the wallet.
+        """Close now; a hand in progress is cancelled at the engine, which voids it
+        (unless its last move came first: then it is settled).
 
-        Repeating it on a cancelled table repeats the voids (both are idempotent), so a
-        host can retry when a peer did not answer the first time.
+        Repeating it on a cancelled table repeats the engine's cancel (idempotent). If
+        the engine does not answer, the table is closed all the same and the cancel is
+        retried in the background (:meth:`retry_cancels`).
         """
 
         def cancel(rec: TableRecord) -> TableRecord:
@@ -1087,16 +1129,7 @@ class Lobby:
         rec = await self._update(req.table_id, cancel)
         hand_id = rec.cancelled_hand_id
         if hand_id is not None:
-            stopped = await self._cancel_engine_hand(rec.info.game, rec.info.table_id, hand_id)
-            # The engine also voids on cancel; voiding here too (idempotent) means the
-            # holds are released even if the engine is down.
-            voided = rec.info.bet <= 0 or await self._void(rec.info.table_id, hand_id)
-            if not (stopped or voided):
-                raise _error(
-                    codes.UNAVAILABLE,
-                    "the table is cancelled, but the hand could not be voided yet; "
-                    "cancel again in a moment to retry",
-                )
+            await self._stop_hand(rec.info.game, rec.info.table_id, hand_id)
         return rec.info
 
     # --- chat ---------------------------------------------------------------------------

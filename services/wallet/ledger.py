@@ -10,7 +10,7 @@ How exactly-once holds on both SQLite and PostgreSQL:
 * Each keyed operation first looks for its stored answer, then *claims* its key before
   it touches any account: it inserts a row under a UNIQUE constraint
   (``wallet_transactions.idempotency_key`` such as ``welcome:<user>`` or
-  ``settle:<hand>``; a hand's row in ``wallet_settlements``), or moves a row out of a
+  ``outcome:<hand>``; a hand's row in ``wallet_settlements``), or moves a row out of a
   state with a conditional UPDATE (a hand from ``open`` to ``settled``/``voided``, a
   credit request from ``pending``). Two racers cannot both claim: on PostgreSQL the
   second waits for the first to commit, then fails with a unique violation or matches
@@ -60,6 +60,7 @@ from kalaro.proto.wallet import (
     HistoryEntry,
     HoldRequest,
     HoldsPlaced,
+    OpenHold,
     Payment,
     RequestStatus,
     Settlement,
@@ -85,6 +86,8 @@ MAX_PAGE = 200
 MAX_ID = 128
 MAX_TEXT = 500
 MAX_REQUEST_KEY = 64  # an admin client's retry key (a UUID is 36)
+MAX_GAME = 32
+MAX_AUDIT_HOLDS = 100  # open holds listed by the audit, oldest first
 
 # Operations are retried after a lost race on a unique key, a deadlock or a
 # serialization failure; a handful of attempts is plenty (a lost race resolves on the
@@ -588,7 +591,8 @@ async def adjust(
     """An admin's grant (amount > 0) or correction (either sign), recorded with who and why.
 
     A correction may take credits back, but never more than the player has available:
-    credits held for a hand in play stay held.
+    credits held for a hand in play stay held. The player must have an account (opened
+    by their welcome grant), else ``not_found`` and nothing changes.
 
     With a ``request_key`` it happens once per admin and key: a repeat (the admin's
     client retrying after a timeout) answers with the first transaction and moves
@@ -617,6 +621,10 @@ async def adjust(
             if earlier is not None:
                 balance = _balance_of(user_id, await _read_account(conn, user_id))
                 return Adjusted(tx_id=earlier, balance=balance, repeated=True)
+        if await _read_account(conn, user_id) is None:
+            # Every player's account opens with their welcome grant; a grant must never
+            # conjure an account for an id nobody signed up with (a typo, a stale link).
+            raise ServiceError(codes.NOT_FOUND, f"no player {user_id!r} has a wallet account")
         tx_id = await _claim(conn, kind=kind, key=key, actor=admin_id, memo=reason)
         balance = await _transfer_from_house(conn, tx_id, user_id, amount)
         return Adjusted(tx_id=tx_id, balance=balance)
@@ -668,6 +676,12 @@ class _Hold:
 
 
 _payments_json = msgspec.json.Decoder(tuple[Payment, ...])
+
+
+def _outcome_key(hand_id: str) -> str:
+    """The one idempotency key of a hand's outcome, settlement or void alike: the
+    database itself refuses a second outcome for a hand (with the hand's row below)."""
+    return f"outcome:{hand_id}"
 
 
 def _encode_payments(payments: Iterable[Payment]) -> str:
@@ -755,7 +769,11 @@ def _net(payments: Iterable[Payment]) -> list[tuple[str, int]]:
 
 
 async def place_holds(
-    engine: AsyncEngine, table_id: str, hand_id: str, requests: Sequence[HoldRequest]
+    engine: AsyncEngine,
+    table_id: str,
+    hand_id: str,
+    requests: Sequence[HoldRequest],
+    game: str = "",
 ) -> HoldsPlaced:
     """Hold credits on every seated player for one hand: all of them, or none.
 
@@ -767,6 +785,8 @@ async def place_holds(
     """
     _check_id(table_id, "table_id")
     _check_id(hand_id, "hand_id")
+    if len(game) > MAX_GAME:
+        raise _bad(f"game must be at most {MAX_GAME} characters")
     if not requests:
         raise _bad("holds must name at least one player")
     seen: set[str] = set()
@@ -795,6 +815,7 @@ async def place_holds(
                 requested="[]",
                 payments="[]",
                 created_at=now,
+                game=game,
             )
         )
         await _claim(
@@ -904,6 +925,12 @@ async def settle(
             raise _bad(f"hand {hand_id} has no holds to settle")
         if hand.answer is not None:
             if hand.status != "settled":
+                log.error(
+                    "hand %s: settlement refused: the hand was voided (transaction %s); "
+                    "one outcome per hand",
+                    hand_id,
+                    hand.answer.tx_id,
+                )
                 raise ServiceError(codes.CONFLICT, f"hand {hand_id} was voided; cannot settle it")
             if _net(hand.requested) != _net(payments):
                 raise ServiceError(
@@ -921,7 +948,7 @@ async def settle(
         tx_id = await _claim(
             conn,
             kind="settlement",
-            key=f"settle:{hand_id}",
+            key=_outcome_key(hand_id),
             actor=_SYSTEM,
             memo=f"hand {hand_id} at table {table_id or hand.table_id}",
             hand_id=hand_id,
@@ -952,12 +979,20 @@ async def settle(
     return await _transaction(engine, body)
 
 
-async def void(engine: AsyncEngine, hand_id: str, table_id: str = "") -> Settlement:
+async def void(
+    engine: AsyncEngine,
+    hand_id: str,
+    table_id: str = "",
+    *,
+    why: str = "",
+    actor: str = _SYSTEM,
+) -> Settlement:
     """Release every hold of a cancelled hand; no credits move.
 
     Voiding a hand that has no holds (yet) still records it, so holds that arrive late
     for it are refused rather than stranded. A repeat returns the stored answer; a
-    settled hand cannot be voided (``conflict``).
+    settled hand cannot be voided (``conflict``). ``why`` and ``actor`` are recorded on
+    the transaction (the reconciler says why it released a hold nobody decided).
     """
     _check_id(hand_id, "hand_id")
 
@@ -965,15 +1000,21 @@ async def void(engine: AsyncEngine, hand_id: str, table_id: str = "") -> Settlem
         hand = await _hand(conn, hand_id)
         if hand is not None and hand.answer is not None:
             if hand.status != "voided":
+                log.error(
+                    "hand %s: void refused: the hand was settled (transaction %s); "
+                    "one outcome per hand",
+                    hand_id,
+                    hand.answer.tx_id,
+                )
                 raise ServiceError(codes.CONFLICT, f"hand {hand_id} was settled; cannot void it")
             return hand.answer
         table = table_id or (hand.table_id if hand else "")
         tx_id = await _claim(
             conn,
             kind="void",
-            key=f"void:{hand_id}",
-            actor=_SYSTEM,
-            memo=f"hand {hand_id} at table {table} voided",
+            key=_outcome_key(hand_id),
+            actor=actor,
+            memo=f"hand {hand_id} at table {table} voided" + (f": {why}" if why else ""),
             hand_id=hand_id,
         )
         if hand is None:
@@ -1007,7 +1048,8 @@ async def void(engine: AsyncEngine, hand_id: str, table_id: str = "") -> Settlem
 
 async def audit(engine: AsyncEngine) -> AuditReport:
     """Check the books: the sum over all accounts is 0, each balance equals its entries'
-    sum and each ``held`` its open holds' sum, and no player's available is negative.
+    sum and each ``held`` its open holds' sum, and no player's available is negative;
+    and list the open holds, oldest first (the reconciler's backlog).
 
     One SQL statement, so PostgreSQL reads it all from a single snapshot.
     """
@@ -1029,9 +1071,32 @@ async def audit(engine: AsyncEngine) -> AuditReport:
         hold_sum.label("hold_sum"),
     ).order_by(accounts.c.id)
 
+    open_holds = (
+        select(
+            holds.c.hand_id, holds.c.table_id, accounts.c.owner, holds.c.amount, holds.c.created_at
+        )
+        .join(accounts, accounts.c.id == holds.c.account_id)
+        .where(holds.c.status == "held")
+        .order_by(holds.c.created_at, holds.c.id)
+        .limit(MAX_AUDIT_HOLDS)
+    )
+    open_count = select(func.count()).select_from(holds).where(holds.c.status == "held")
+
     async def body(conn: AsyncConnection) -> AuditReport:
         rows = (await conn.execute(query)).all()
+        held = [
+            OpenHold(
+                hand_id=h.hand_id,
+                table_id=h.table_id,
+                user_id=h.owner,
+                amount=h.amount,
+                placed_at=h.created_at,
+            )
+            for h in (await conn.execute(open_holds)).all()
+        ]
         return AuditReport(
+            open_holds=tuple(held),
+            open_hold_count=int(await conn.scalar(open_count) or 0),
             total=sum(int(r.balance) for r in rows),
             accounts=len(rows),
             mismatched_accounts=tuple(

@@ -102,6 +102,8 @@ settlements = Table(
     Column("payments", Text, nullable=False),  # JSON: payments as applied (capped)
     Column("tx_id", BigInteger, ForeignKey("wallet_transactions.id")),  # settle or void
     Column("created_at", String(40), nullable=False),
+    # The game whose engine decides the hand ('' before v2): the reconciler asks it.
+    Column("game", String(32), nullable=False),
 )
 
 credit_requests = Table(
@@ -192,6 +194,12 @@ _V1 = (
     "CREATE INDEX wallet_credit_requests_status_ix ON wallet_credit_requests (status, created_at)",
 )
 
+# The reconciler asks each open hand's engine what became of it (v2).
+_V2 = (
+    "ALTER TABLE wallet_settlements ADD COLUMN game VARCHAR(32) NOT NULL DEFAULT ''",
+    "CREATE INDEX wallet_settlements_status_ix ON wallet_settlements (status, created_at)",
+)
+
 # An auto-increment BIGINT key: SQLite only auto-assigns an ``INTEGER PRIMARY KEY``
 # (a 64-bit rowid alias); PostgreSQL uses an identity column.
 _PRIMARY_KEY = {
@@ -212,6 +220,7 @@ def migrations(dialect: str) -> list[Migration]:
             "ledger: accounts, transactions, entries, holds, settlements, requests",
             [s.replace("{pk}", pk) for s in _V1],
         ),
+        Migration(2, "settlements: the hand's game; open hands by age", list(_V2)),
     ]
 
 

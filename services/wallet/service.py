@@ -98,7 +98,7 @@ def build_service(engine: AsyncEngine, settings: Settings) -> Service:
         )
 
     async def place_holds(req: PlaceHolds) -> HoldsPlaced:
-        return await ledger.place_holds(engine, req.table_id, req.hand_id, req.holds)
+        return await ledger.place_holds(engine, req.table_id, req.hand_id, req.holds, req.game)
 
     async def settle(req: SettleHand) -> Settlement:
         return await apply_outcome(engine, req)
@@ -136,10 +136,11 @@ async def apply_outcome(engine: AsyncEngine, outcome: HandOutcome) -> Settlement
             assert_never(outcome)
 
 
-async def ensure_streams(js: JetStreamContext) -> None:
-    """Create the streams the wallet consumes, if missing (every replica may call this)."""
-    await ensure_stream(js, subjects.RESULTS_STREAM, [subjects.RESULTS_SUBJECTS])
-    await ensure_stream(js, subjects.EVENTS_STREAM, [subjects.EVENTS_SUBJECTS])
+async def ensure_streams(js: JetStreamContext, settings: Settings | None = None) -> None:
+    """Create the streams the wallet consumes, or bring them up to their declared
+    replicas and limits (every replica may call this)."""
+    await ensure_stream(js, subjects.RESULTS_STREAM, settings=settings)
+    await ensure_stream(js, subjects.EVENTS_STREAM, settings=settings)
 
 
 def _acking_refusals(
@@ -170,7 +171,7 @@ async def start_consumers(
     The durable names (and the results filter) are parameters only so tests sharing one
     nats-server can keep their consumers apart; services use the defaults.
     """
-    await ensure_streams(nc.jetstream())
+    await ensure_streams(nc.jetstream(), settings)
 
     async def outcome(message: HandOutcome) -> None:
         await apply_outcome(engine, message)

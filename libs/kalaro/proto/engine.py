@@ -9,7 +9,7 @@ knowledge of any game.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -69,6 +69,24 @@ class CancelHand(msgspec.Struct, frozen=True):
 class HandCancelled(msgspec.Struct, frozen=True):
     hand_id: str
     voided: bool
+
+
+class GetHandOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of a hand: asked by the wallet's reconciler about an open hold."""
+
+    table_id: str
+    hand_id: str
+
+
+class HandOutcomeReport(msgspec.Struct, frozen=True, kw_only=True):
+    """``playing``: live, leave its holds; ``finished``: settle with ``payments``
+    (credits per seat, ``players`` in seat order); ``cancelled``: void; ``unknown``: the
+    engine has no trace of the hand (never started, or its record has expired)."""
+
+    hand_id: str
+    status: Literal["playing", "finished", "cancelled", "unknown"]
+    players: tuple[str, ...] = ()
+    payments: tuple[int, ...] = ()
 
 
 class GetHandRecord(msgspec.Struct, frozen=True):

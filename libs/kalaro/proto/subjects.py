@@ -75,6 +75,11 @@ def engine_record(game: str) -> str:
     return f"engine.{game}.record"
 
 
+def engine_outcome(game: str) -> str:
+    """What became of a hand (the wallet's reconciler asks before touching a hold)."""
+    return f"engine.{game}.outcome"
+
+
 # --- durable streams (JetStream) ---------------------------------------------------
 # Hand outcomes on their way to the wallet: published with Nats-Msg-Id = hand id.
 RESULTS_STREAM = "RESULTS"

@@ -126,6 +126,7 @@ class PlaceHolds(msgspec.Struct, frozen=True):
     table_id: str
     hand_id: str
     holds: tuple[HoldRequest, ...]
+    game: str = ""  # whose engine decides the hand (the reconciler asks it)
 
 
 class HoldsPlaced(msgspec.Struct, frozen=True):
@@ -172,8 +173,20 @@ class Audit(msgspec.Struct, frozen=True):
     """Ask the wallet to check its own books."""
 
 
+class OpenHold(msgspec.Struct, frozen=True, kw_only=True):
+    """Credits held for a hand that has no outcome yet."""
+
+    hand_id: str
+    table_id: str
+    user_id: str
+    amount: int
+    placed_at: str  # ISO-8601 UTC: how long it has waited for its hand's outcome
+
+
 class AuditReport(msgspec.Struct, frozen=True):
     total: int  # sum over all accounts, house included: always 0
     accounts: int
     mismatched_accounts: tuple[str, ...]  # balance != sum of its entries
     negative_available: tuple[str, ...]
+    open_holds: tuple[OpenHold, ...] = ()  # oldest first (at most 100)
+    open_hold_count: int = 0  # all of them

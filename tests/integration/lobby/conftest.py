@@ -33,6 +33,7 @@ async def lobby(
     """A running lobby (queue group ``lobby``), its hands consumer, peers and a recorder."""
     frames = Frames()
     recorder = await nc.subscribe("table.>", cb=frames.on_message)
+    peers.nc = nc
     peer_service = peers.service()
     await peer_service.start(nc)
     clock = Clock()

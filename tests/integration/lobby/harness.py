@@ -63,7 +63,9 @@ class Peers:
 
     Knobs: ``balances`` (default :data:`RICH`), ``short`` (PlaceHolds refuses naming
     these users, all or nothing, like the real wallet), ``engine_error`` (StartHand
-    answers with this error code), ``delay`` (seconds each hold/start takes).
+    answers with this error code), ``delay`` (seconds each hold/start takes),
+    ``engine_voids`` (CancelHand voids the hand at the wallet, as the real engine's void
+    reaches it through JetStream), ``cancel_error`` (CancelHand answers with this code).
     """
 
     wallet: bool = True
@@ -71,6 +73,9 @@ class Peers:
     short: set[str] = field(default_factory=set)
     engine_error: str | None = None
     delay: float = 0.0
+    engine_voids: bool = False
+    cancel_error: str | None = None
+    nc: NATS | None = None  # set by the harness: the stand-in engine's connection
     balance_asks: list[GetBalance] = field(default_factory=list)
     holds: list[PlaceHolds] = field(default_factory=list)
     voids: list[VoidHand] = field(default_factory=list)
@@ -126,6 +131,13 @@ class Peers:
 
     async def _cancel(self, req: CancelHand) -> HandCancelled:
         self.cancels.append(req)
+        if self.cancel_error is not None:
+            raise ServiceError(self.cancel_error, "engine refused the cancel")
+        if self.engine_voids:
+            assert self.nc is not None
+            await request(
+                self.nc, subjects.WALLET_VOID, VoidHand(req.hand_id, req.table_id), Settlement
+            )
         return HandCancelled(req.hand_id, True)
 
 

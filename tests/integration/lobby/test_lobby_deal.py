@@ -147,15 +147,16 @@ async def test_engine_failure_voids_holds_and_reverts(lobby: LobbyHarness) -> No
     assert (await lobby.record(table.table_id)).server_seed != start.server_seed
 
 
-async def test_engine_silent_hand_is_cancelled_and_voided(lobby: LobbyHarness) -> None:
+async def test_engine_silent_hand_is_cancelled_at_the_engine_only(lobby: LobbyHarness) -> None:
     table, _ = await lobby.full_table("tongits", 10)
     lobby.lobby._engine_timeout = 0.2
     lobby.peers.delay = 0.5  # the engine answers too late: did it start or not?
     message = await refused(codes.UNAVAILABLE, lobby.deal(lobby.host, table.table_id))
     assert "could not start" in message
     hand_id = lobby.peers.starts[0].hand_id
+    # Only the engine may decide a hand it may have started: its cancel voids it.
     assert [c.hand_id for c in lobby.peers.cancels] == [hand_id]
-    assert [v.hand_id for v in lobby.peers.voids] == [hand_id]
+    assert lobby.peers.voids == []
     assert (await lobby.get(table.table_id)).status == "waiting"
 
 
@@ -264,7 +265,7 @@ async def test_end_table_between_hands(lobby: LobbyHarness) -> None:
     assert lobby.frames.tables(table.table_id)[-1].status == "ended"
 
 
-async def test_cancel_during_a_hand_voids_it(lobby: LobbyHarness) -> None:
+async def test_cancel_during_a_hand_cancels_it_at_the_engine_only(lobby: LobbyHarness) -> None:
     table, (ana, _, _) = await lobby.full_table("tongits", 10)
     dealt = await lobby.deal(lobby.host, table.table_id)
     assert dealt.hand_id is not None
@@ -276,14 +277,14 @@ async def test_cancel_during_a_hand_voids_it(lobby: LobbyHarness) -> None:
     assert [(c.table_id, c.hand_id) for c in lobby.peers.cancels] == [
         (table.table_id, dealt.hand_id)
     ]
-    assert [(v.table_id, v.hand_id) for v in lobby.peers.voids] == [(table.table_id, dealt.hand_id)]
+    assert lobby.peers.voids == []  # the engine's cancel voids (or settles) the hand
     listed = await lobby.call(subjects.LOBBY_LIST_TABLES, lb.ListTables(), lb.TableList)
     assert table.table_id not in [t.table_id for t in listed.tables]
     assert lobby.frames.tables(table.table_id)[-1].status == "cancelled"
-    # Cancelling again retries the (idempotent) voids; the engine's late HandFinished
-    # for the voided hand does not reopen the table.
+    # Cancelling again repeats the (idempotent) engine cancel; the engine's late
+    # HandFinished for the voided hand does not reopen the table.
     await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
-    assert len(lobby.peers.voids) == 2
+    assert len(lobby.peers.cancels) == 2 and lobby.peers.voids == []
     await _finish(lobby.nc, table.table_id, dealt.hand_id, voided=True)
     await _consumer_caught_up(lobby)
     assert (await lobby.get(table.table_id)).status == "cancelled"
@@ -313,8 +314,27 @@ async def test_cancel_while_dealing_stops_the_hand_started_late(lobby: LobbyHarn
     hand_id = lobby.peers.holds[0].hand_id
     # The deal noticed the table was cancelled and stopped its own hand again.
     assert hand_id in [c.hand_id for c in lobby.peers.cancels]
-    assert {v.hand_id for v in lobby.peers.voids} == {hand_id}
+    assert lobby.peers.voids == []  # the engine's cancel decides, and voids
     assert (await lobby.get(table.table_id)).status == "cancelled"
+
+
+async def test_a_cancel_the_engine_did_not_answer_is_retried_until_it_does(
+    lobby: LobbyHarness,
+) -> None:
+    table, _ = await lobby.full_table("mahjong", 10)
+    dealt = await lobby.deal(lobby.host, table.table_id)
+    lobby.peers.cancel_error = codes.UNAVAILABLE  # the engine is restarting
+    cancel = lb.CancelTable(lobby.host, table.table_id)
+    cancelled = await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
+    assert cancelled.status == "cancelled"  # closed at once all the same
+    assert lobby.peers.voids == []  # never voided behind the engine's back
+    assert await lobby.lobby.retry_cancels() == 0  # still down: kept
+    assert [c.hand_id for c in lobby.peers.cancels] == [dealt.hand_id] * 2
+    lobby.peers.cancel_error = None
+    assert await lobby.lobby.retry_cancels() == 1
+    assert await lobby.lobby.retry_cancels() == 0  # confirmed ones are forgotten
+    assert [c.hand_id for c in lobby.peers.cancels] == [dealt.hand_id] * 3
+    assert lobby.peers.voids == []
 
 
 async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness) -> None:
@@ -334,7 +354,8 @@ async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness)
     lobby.clock.advance(lobby.lobby.stale_deal_seconds + 1)
     message = await refused(codes.CONFLICT, lobby.deal(lobby.host, table.table_id))
     assert "interrupted" in message
-    assert [v.hand_id for v in lobby.peers.voids] == ["h_orphan"]
+    # The dead replica may have sent StartHand: the engine's cancel decides (and voids).
+    assert lobby.peers.voids == []
     assert [c.hand_id for c in lobby.peers.cancels] == ["h_orphan"]
     info = await lobby.get(table.table_id)
     assert info.status == "waiting" and info.hand_id is None

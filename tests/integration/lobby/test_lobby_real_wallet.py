@@ -3,7 +3,8 @@
 Here the wallet is :mod:`services.wallet` itself on a fresh SQLite database (and on
 PostgreSQL when one is reachable), so the balance check at Sit, the all-or-nothing
 PlaceHolds at Deal and the void at Cancel are checked against the real ledger. The
-engine is still a stand-in peer (it is another service).
+engine is still a stand-in peer (it is another service); its cancel voids the hand at
+the wallet, as the real engine's void reaches it through JetStream.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from nats.aio.client import Client as NATS
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus import RemoteError, request
 from kalaro.proto import errors as codes
@@ -21,6 +23,7 @@ from kalaro.proto.wallet import Adjust, Adjusted, Audit, AuditReport, Balance, G
 from kalaro.settings import load_settings
 from kalaro.sql import create_engine
 from tests.integration.lobby.harness import LobbyHarness, Peers
+from tests.integration.wallet.wallet_helpers import open_accounts
 
 wallet_service = pytest.importorskip("services.wallet.service")
 wallet_schema = pytest.importorskip("services.wallet.schema")
@@ -30,16 +33,17 @@ ADMIN = "admin-lobby-tests"
 
 @pytest.fixture
 def peers() -> Peers:
-    return Peers(wallet=False)  # the real wallet answers its own subjects
+    # The real wallet answers its own subjects.
+    return Peers(wallet=False, engine_voids=True)
 
 
 @pytest.fixture
-async def wallet(nc: NATS, database_url: str) -> AsyncIterator[None]:
+async def wallet(nc: NATS, database_url: str) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(database_url)
     await wallet_schema.migrate_wallet(engine)
     service = wallet_service.build_service(engine, load_settings({}, database_url=database_url))
     await service.start(nc)
-    yield
+    yield engine
     await service.stop()
     await engine.dispose()
 
@@ -57,11 +61,12 @@ async def _balance(nc: NATS, user_id: str) -> Balance:
 
 
 async def test_holds_placed_refused_and_voided_by_the_real_wallet(
-    wallet: None, lobby: LobbyHarness
+    wallet: AsyncEngine, lobby: LobbyHarness
 ) -> None:
     nc = lobby.nc
     table = (await lobby.create("tongits", 20)).table  # max loss 80
     ana, ben, cris, dina = (lobby.user(n) for n in ("Ana", "Ben", "Cris", "Dina"))
+    await open_accounts(wallet, *(p.user_id for p in (ana, ben, cris, dina)))
     for p in (ana, ben, cris):
         await _adjust(nc, p.user_id, 100)
     await _adjust(nc, dina.user_id, 79)

@@ -175,6 +175,7 @@ async def test_credit_request_limits_and_unknown_ids(wallet: Wallet, unique: str
 
 async def test_admin_grant_and_adjust_record_who_when_why(wallet: Wallet, unique: str) -> None:
     user = f"{unique}-player"
+    await wallet.open_account(user)
     granted = await wallet.call(
         subjects.WALLET_ADJUST, Adjust(ADMIN, user, 500, "tournament prize"), Adjusted
     )
@@ -207,6 +208,7 @@ async def test_admin_grant_and_adjust_record_who_when_why(wallet: Wallet, unique
 
 async def test_an_adjustment_with_a_request_key_applies_once(wallet: Wallet, unique: str) -> None:
     user = f"{unique}-player"
+    await wallet.open_account(user)
 
     def grant(amount: int, key: str, admin: str = ADMIN, reason: str = "prize") -> Adjust:
         return Adjust(admin, user, amount, reason, request_key=key)
@@ -271,7 +273,7 @@ async def test_adjust_never_takes_held_or_missing_credits(wallet: Wallet, unique
             subjects.WALLET_ADJUST, Adjust(ADMIN, f"{unique}-ghost", -1, "x", "adjust"), Adjusted
         )
     )
-    assert err.code == codes.INSUFFICIENT_FUNDS
+    assert err.code == codes.NOT_FOUND  # no such player: nothing to take back
     taken = await wallet.call(
         subjects.WALLET_ADJUST, Adjust(ADMIN, user, -100, "all that is free", "adjust"), Adjusted
     )
@@ -281,6 +283,7 @@ async def test_adjust_never_takes_held_or_missing_credits(wallet: Wallet, unique
 
 async def test_history_pages_newest_first_by_entry_id(wallet: Wallet, unique: str) -> None:
     user = f"{unique}-player"
+    await wallet.open_account(user)
     for amount in range(1, 8):
         await wallet.call(
             subjects.WALLET_ADJUST, Adjust(ADMIN, user, amount, f"#{amount}"), Adjusted
@@ -308,3 +311,21 @@ async def test_history_pages_newest_first_by_entry_id(wallet: Wallet, unique: st
         assert err.code == codes.BAD_REQUEST
     empty = await wallet.call(subjects.WALLET_HISTORY, GetHistory(f"{unique}-nobody"), History)
     assert empty == History(entries=(), next_before=None)
+
+
+async def test_a_grant_to_nobody_is_not_found_and_changes_nothing(
+    wallet: Wallet, unique: str
+) -> None:
+    before = await wallet.audit()
+    for kind, amount in (("grant", 500), ("adjust", 5)):
+        err = await _error(
+            wallet.call(
+                subjects.WALLET_ADJUST,
+                Adjust(ADMIN, f"{unique}-typo", amount, "prize", kind, request_key=kind),
+                Adjusted,
+            )
+        )
+        assert err.code == codes.NOT_FOUND and f"{unique}-typo" in err.message
+    assert await wallet.audit() == before  # no account conjured, no credit moved
+    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(f"{unique}-typo"), Balance)
+    assert (balance.balance, balance.held) == (0, 0)

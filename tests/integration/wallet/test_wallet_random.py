@@ -256,6 +256,7 @@ class _Run:
             assert b.held == expected_held, b
 
     async def run(self, operations: int) -> None:
+        await self.wallet.open_account(*self.players)  # as if each had signed up
         done = 0
         while done < operations:
             batch = [self.pick() for _ in range(min(self.rng.randint(1, 8), operations - done))]

@@ -1,0 +1,63 @@
+"""One outcome per hand, whatever the interleaving of the last move and a host's cancel.
+
+The race, forced: the lobby and the wallet are paused (SIGSTOP, as a GC pause or a
+busy core would), the hand is played to its end (moves go through the engine alone),
+the host cancels, and both resume at once. The engine finished the hand first, so it
+must be settled, and its winners paid, even though the cancel reaches the lobby before
+the lobby hears that the hand ended. A lobby that also voided at the wallet on cancel
+lost this race 4 times out of 4: the winners were never paid and the audit stayed
+clean, because no credit was created or destroyed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import signal
+
+from tests.e2e.stack import Stack
+from tests.e2e.tables import admin, open_table, play_hand, signed_up, wait_balance
+
+ROUNDS = 4
+BET = 10
+
+
+async def test_a_cancel_racing_the_last_move_never_voids_a_finished_hand(
+    stack: Stack, unique: str
+) -> None:
+    host = await admin(stack)
+    players = [await signed_up(stack, f"Race{i}", unique) for i in range(3)]
+    expected = [1000] * 3
+    for round_no in range(ROUNDS):
+        live = await open_table(stack, host, players, "tongits", BET)
+        await live.deal()
+        lobby, wallet = stack.processes["lobby"], stack.processes["wallet"]
+        lobby.send_signal(signal.SIGSTOP)
+        wallet.send_signal(signal.SIGSTOP)
+        try:
+            result = await play_hand(live, "tongits", rng=random.Random(round_no))
+            cancel = asyncio.create_task(host.cancel_table(live.table_id))
+            await asyncio.sleep(0.3)  # the cancel waits in the paused lobby's socket
+            # The lobby wakes first: whatever it asks of the wallet now is read by the
+            # wallet before the settlement it has yet to fetch from the stream.
+            lobby.send_signal(signal.SIGCONT)
+            await asyncio.sleep(0.5)
+        finally:
+            lobby.send_signal(signal.SIGCONT)
+            wallet.send_signal(signal.SIGCONT)
+        assert (await cancel).status == "cancelled"
+        await live.close()
+        ending = json.loads(bytes(result.result))["ending"]
+        expected = [have + paid for have, paid in zip(expected, result.payments, strict=True)]
+        for seat, player in enumerate(players):
+            balance = await wait_balance(player, expected[seat])
+            assert balance == expected[seat], (
+                f"round {round_no} ({ending}): seat {seat} has {balance}, "
+                f"the hand paid {result.payments}"
+            )
+            assert (await player.balance()).held == 0
+    report = await host.audit()
+    assert report.total == 0 and report.mismatched_accounts == ()
+    ours = {(await p.me()).user_id for p in players}
+    assert [h for h in report.open_holds if h.user_id in ours] == []
