@@ -9,18 +9,35 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
 _PREFIX = "KALARO_"
 
+_GIB = 1024**3
+
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    # Infrastructure
+    # "development" (the default) or "production": in production the services that own
+    # SQL tables refuse to start on the SQLite fallback (see ``production_problem``).
+    env: Literal["development", "production"] = "development"
+    # Infrastructure. ``nats_url`` may list several servers, comma-separated
+    # ("nats://a:4222,nats://b:4222"): a client fails over between them.
     nats_url: str = "nats://127.0.0.1:4222"
     redis_url: str = "redis://127.0.0.1:6379/0"
     database_url: str = "sqlite+aiosqlite:///var/kalaro.db"
     var_dir: str = "var"
+    # JetStream streams (RESULTS, EVENTS): copies kept by a NATS cluster (1 on a single
+    # server, 3 on a 3-node cluster), and how much of each stream is kept. A hand's
+    # result or event is ~1 KB, so 1 GiB is about a million of them; messages stay
+    # after they are consumed, until they are this old or the stream is this big
+    # (then the oldest go). See "Operating it" in the README for the sizing.
+    stream_replicas: int = 1
+    results_stream_max_age_days: float = 7.0
+    results_stream_max_bytes: int = _GIB
+    events_stream_max_age_days: float = 7.0
+    events_stream_max_bytes: int = _GIB
     # Gateway
     http_host: str = "127.0.0.1"
     http_port: int = 8000
@@ -72,6 +89,35 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         if isinstance(raw_value, str) and name in fields and fields[name].type is not str:
             raw[name] = _parse(raw_value, fields[name].type)
     return msgspec.convert(raw, Settings, strict=False)
+
+
+def nats_servers(url: str) -> list[str]:
+    """The servers in a ``KALARO_NATS_URL``: one URL, or several comma-separated."""
+    servers = [part.strip() for part in url.split(",") if part.strip()]
+    if not servers:
+        raise ValueError(f"no NATS server in {url!r}")
+    return servers
+
+
+DATABASE_URL_VARIABLES = ("KALARO_DATABASE_URL", "DATABASE_URL")
+
+
+def production_problem(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
+    """Why a service that owns SQL tables must not start, or None when it may.
+
+    In production (``KALARO_ENV=production``) the database must be named explicitly:
+    the SQLite file under ``var/`` that development falls back to would quietly keep
+    users and credits on one container's disk.
+    """
+    if settings.env != "production":
+        return None
+    source: Mapping[str, str] = os.environ if env is None else env
+    if any(source.get(name, "").strip() for name in DATABASE_URL_VARIABLES):
+        return None
+    return (
+        "KALARO_ENV=production needs a database: set KALARO_DATABASE_URL (or DATABASE_URL),"
+        " e.g. postgresql+asyncpg://kalaro:<password>@<host>:5432/kalaro"
+    )
 
 
 def _parse(value: str, type_: object) -> object:

@@ -45,10 +45,10 @@ log = logging.getLogger("services.auth")
 SERVICE_NAME = "auth"
 
 
-async def registered_publisher(nc: NATS) -> Publisher:
+async def registered_publisher(nc: NATS, settings: Settings | None = None) -> Publisher:
     """Publish ``UserRegistered`` on the EVENTS stream, deduplicated by user id."""
     js = nc.jetstream()
-    await ensure_stream(js, subjects.EVENTS_STREAM, [subjects.EVENTS_SUBJECTS])
+    await ensure_stream(js, subjects.EVENTS_STREAM, settings=settings)
 
     async def publish(event: UserRegistered) -> None:
         await publish_once(js, subjects.USER_REGISTERED, event, msg_id=event.user_id)
@@ -90,7 +90,7 @@ async def bootstrap(
         signing_key=load_or_create_private_key(settings.jwt_private_key_file),
         settings=settings,
         google=google or google_verifier(settings),
-        on_registered=await registered_publisher(nc) if nc is not None else None,
+        on_registered=await registered_publisher(nc, settings) if nc is not None else None,
         clock=clock,
     )
 

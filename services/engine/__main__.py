@@ -25,7 +25,7 @@ async def run(game: str) -> None:
     redis = connect_redis(settings.redis_url)
     try:
         nc = await connect(settings.nats_url, f"engine-{game}")
-        worker = EngineWorker(game, nc, redis)
+        worker = EngineWorker(game, nc, redis, settings=settings)
         # The timer loop starts after the endpoints and stops before NATS drains.
         await serve(
             worker.build_service(),

@@ -55,6 +55,7 @@ from kalaro.proto.engine import (
 from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import Payment, SettleHand, VoidHand
 from kalaro.proto.ws import HandResult, HandView
+from kalaro.settings import Settings
 from services.engine.slots import (
     DONE_SLOT_TTL_MS,
     Slot,
@@ -120,8 +121,10 @@ class EngineWorker:
         namespace: str = "",
         tick_seconds: float = TICK_SECONDS,
         sweep_seconds: float = SWEEP_SECONDS,
+        settings: Settings | None = None,
     ) -> None:
         self.game = game
+        self._settings = settings  # stream replicas and limits (defaults without)
         self.rules = rules_for(game)
         self.now_ms = now_ms
         self.slots = SlotStore(redis, game, namespace)
@@ -369,8 +372,8 @@ class EngineWorker:
         return published
 
     async def ensure_streams(self) -> None:
-        await ensure_stream(self._js, subjects.RESULTS_STREAM, [subjects.RESULTS_SUBJECTS])
-        await ensure_stream(self._js, subjects.EVENTS_STREAM, [subjects.EVENTS_SUBJECTS])
+        await ensure_stream(self._js, subjects.RESULTS_STREAM, settings=self._settings)
+        await ensure_stream(self._js, subjects.EVENTS_STREAM, settings=self._settings)
 
     async def start(self) -> None:
         """Ensure the streams, sweep once, then run the timer loop in the background."""

@@ -30,6 +30,7 @@ from kalaro.proto.lobby import (
     SetReady,
     Sit,
 )
+from kalaro.settings import Settings
 from services.lobby.tables import Lobby
 
 SERVICE_NAME = "lobby"
@@ -57,14 +58,18 @@ def build_service(lobby: Lobby) -> Service:
 
 
 async def start_hands_consumer(
-    nc: NATS, lobby: Lobby, *, durable: str = subjects.LOBBY_HANDS_CONSUMER
+    nc: NATS,
+    lobby: Lobby,
+    *,
+    durable: str = subjects.LOBBY_HANDS_CONSUMER,
+    settings: Settings | None = None,
 ) -> DurableConsumer:
     """Ensure the EVENTS stream, then apply every ``HandFinished`` to its table.
 
     ``durable`` is a parameter only so tests sharing one nats-server keep their
     consumers apart; the service uses the default (one consumer shared by replicas).
     """
-    await ensure_stream(nc.jetstream(), subjects.EVENTS_STREAM, [subjects.EVENTS_SUBJECTS])
+    await ensure_stream(nc.jetstream(), subjects.EVENTS_STREAM, settings=settings)
 
     async def finished(event: HandFinished) -> None:
         await lobby.hand_finished(event)
