@@ -933,6 +933,9 @@ async def settle(
                 )
                 raise ServiceError(codes.CONFLICT, f"hand {hand_id} was voided; cannot settle it")
             if _net(hand.requested) != _net(payments):
+                log.error(
+                    "hand %s: settlement refused: settled before with other payments", hand_id
+                )
                 raise ServiceError(
                     codes.CONFLICT, f"hand {hand_id} was already settled with other payments"
                 )

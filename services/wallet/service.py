@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus import Service, ServiceError
 from kalaro.bus.jetstream import DurableConsumer, ensure_stream
+from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.auth import UserRegistered
 from kalaro.proto.wallet import (
@@ -152,6 +153,8 @@ def _acking_refusals(
         try:
             await handle(message)
         except ServiceError as exc:
+            if exc.code == codes.CONFLICT:
+                return  # a second outcome for a hand: the ledger has logged why, once
             log.error("%s refused for good, acknowledged: %s: %r", what, exc, message)
 
     return handler
