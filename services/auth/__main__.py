@@ -19,7 +19,7 @@ import sys
 from kalaro.bus import ServiceError
 from kalaro.bus.runner import connect, run_until_stopped, serve
 from kalaro.bus.store import connect_redis
-from kalaro.settings import Settings, load_settings
+from kalaro.settings import Settings, load_settings, production_problem
 from kalaro.sql import create_engine, migrate
 from services.auth.accounts import AdminAccount, ensure_admin
 from services.auth.passwords import Passwords
@@ -104,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     settings = load_settings()
+    problem = production_problem(settings)
+    if problem is not None:
+        print(f"auth: {problem}", file=sys.stderr)
+        return 2
     if args.command == "create-admin":
         try:
             account = asyncio.run(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 from kalaro.bus.jetstream import DurableConsumer
 from kalaro.bus.runner import connect, run_until_stopped, serve
-from kalaro.settings import load_settings
+from kalaro.settings import Settings, load_settings, production_problem
 from kalaro.sql import create_engine
 from services.wallet.schema import migrate_wallet
 from services.wallet.service import SERVICE_NAME, build_service, start_consumers, stop_consumers
@@ -14,8 +15,7 @@ from services.wallet.service import SERVICE_NAME, build_service, start_consumers
 log = logging.getLogger("kalaro.wallet")
 
 
-async def run() -> None:
-    settings = load_settings()
+async def run(settings: Settings) -> None:
     engine = create_engine(settings.database_url)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
@@ -38,12 +38,18 @@ async def run() -> None:
         await engine.dispose()
 
 
-def main() -> None:
+def main() -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    run_until_stopped(run())
+    settings = load_settings()
+    problem = production_problem(settings)
+    if problem is not None:
+        print(f"wallet: {problem}", file=sys.stderr)
+        return 2
+    run_until_stopped(run(settings))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
