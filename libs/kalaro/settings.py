@@ -65,6 +65,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     admin_password: str = ""
     # Wallet
     welcome_grant: int = 1000
+    # The reconciler (services/wallet/reconciler.py) looks at hands open this often, and
+    # releases a hold whose hand its engine has no trace of after this many minutes.
+    reconcile_seconds: int = 30
+    hold_release_minutes: int = 10
     # Lobby: a practice table with nothing happening for this long is ended (bots leave)
     practice_idle_minutes: int = 30
 

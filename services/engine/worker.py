@@ -45,9 +45,11 @@ from kalaro.proto.engine import (
     Act,
     Acted,
     CancelHand,
+    GetHandOutcome,
     GetHandRecord,
     GetView,
     HandCancelled,
+    HandOutcomeReport,
     HandRecord,
     HandStarted,
     StartHand,
@@ -267,8 +269,36 @@ class EngineWorker:
             raise ServiceError(codes.NOT_FOUND, f"no finished hand {msg.hand_id} (or it expired)")
         return record
 
+    async def outcome(self, msg: GetHandOutcome) -> HandOutcomeReport:
+        """What became of a hand, for the wallet's reconciler (read only).
+
+        A finished hand is answered from its record (kept 7 days), so a settlement lost
+        on its way to the wallet can still be applied from here.
+        """
+        _, slot = await self.slots.load(msg.table_id)
+        if slot is not None and slot.hand_id == msg.hand_id and slot.status != "finished":
+            return HandOutcomeReport(hand_id=msg.hand_id, status=slot.status)
+        record = await self.slots.load_record(msg.hand_id)
+        if record is None and slot is not None and slot.hand_id == msg.hand_id:
+            record = hand_record(slot)  # finished a moment ago; its record is being saved
+        if record is None:
+            return HandOutcomeReport(hand_id=msg.hand_id, status="unknown")
+        return HandOutcomeReport(
+            hand_id=msg.hand_id,
+            status="finished",
+            players=tuple(p.user_id for p in record.players),
+            payments=record.payments,
+        )
+
     async def cancel(self, msg: CancelHand) -> HandCancelled:
-        """Void the hand (no credits move). Idempotent: a repeat answers the same."""
+        """Void the hand (no credits move), unless it has finished. Idempotent.
+
+        This compare-and-set is the one place a hand's outcome is decided: whichever
+        of the last move and the cancel writes first wins, and only that outcome (a
+        settlement or a void, under the hand id) is ever published to the wallet.
+        ``voided=False`` means the hand finished and is being settled. A ``conflict``
+        means the table is busy with another hand: ask again later.
+        """
         for _ in range(8):
             version, slot = await self.slots.load(msg.table_id)
             if slot is None or slot.hand_id != msg.hand_id:
@@ -278,7 +308,7 @@ class EngineWorker:
                         f"table {msg.table_id} is at hand {slot.hand_id}, not {msg.hand_id}",
                     )
                 if await self.slots.has_record(msg.hand_id):
-                    raise ServiceError(codes.CONFLICT, f"hand {msg.hand_id} already finished")
+                    return HandCancelled(msg.hand_id, voided=False)  # finished: settled
                 # Never seen here: a StartHand for it may still be on its way (the lobby
                 # timed out). Leave a tombstone so it can never start, and void the holds.
                 cancelled = Slot(
@@ -404,6 +434,7 @@ class EngineWorker:
         service.add(subjects.engine_view(self.game), GetView, self.get_view)
         service.add(subjects.engine_cancel(self.game), CancelHand, self.cancel)
         service.add(subjects.engine_record(self.game), GetHandRecord, self.get_record)
+        service.add(subjects.engine_outcome(self.game), GetHandOutcome, self.outcome)
         return service
 
     async def _background(self) -> None:

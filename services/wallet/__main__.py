@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import sys
 
@@ -9,10 +11,25 @@ from kalaro.bus.jetstream import DurableConsumer
 from kalaro.bus.runner import connect, run_until_stopped, serve
 from kalaro.settings import Settings, load_settings, production_problem
 from kalaro.sql import create_engine
+from services.wallet.reconciler import Reconciler
 from services.wallet.schema import migrate_wallet
 from services.wallet.service import SERVICE_NAME, build_service, start_consumers, stop_consumers
 
 log = logging.getLogger("kalaro.wallet")
+
+
+async def reconcile_forever(reconciler: Reconciler, every: float) -> None:
+    """Run the reconciler every ``every`` seconds until cancelled (every replica does:
+    what it applies is keyed by hand, so two replicas never apply anything twice)."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            done = await reconciler.run_once()
+        except Exception:
+            log.warning("reconciling open holds failed; retrying", exc_info=True)
+            continue
+        if done.settled or done.voided or done.released:
+            log.warning("reconciler: %s", done)
 
 
 async def run(settings: Settings) -> None:
@@ -23,12 +40,20 @@ async def run(settings: Settings) -> None:
         log.info("wallet schema at version %d on %s", version, engine.url.render_as_string())
         service = build_service(engine, settings)
         consumers: list[DurableConsumer] = []
+        reconciler = Reconciler(engine, nc, release_after=settings.hold_release_minutes * 60.0)
+        background: list[asyncio.Task[None]] = []
 
         async def on_start() -> None:
             consumers.extend(await start_consumers(nc, engine, settings))
+            every = float(settings.reconcile_seconds)
+            background.append(asyncio.create_task(reconcile_forever(reconciler, every)))
 
         async def on_stop() -> None:
             # After requests stop and before NATS drains: no message is left half-done.
+            for task in background:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await stop_consumers(consumers)
 
         await serve(
