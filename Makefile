@@ -44,6 +44,10 @@ test-e2e: setup browser-deps ## The whole stack through the gateway (and the bro
 test-browser: setup browser-deps ## The web client in headless Chromium; screenshots in test-artifacts/
 	$(PY) -m pytest tests/e2e/browser
 
+.PHONY: chaos
+chaos: setup ## Cluster chaos, long: kill -9 NATS nodes, services and Redis under bet hands; check the books
+	KALARO_CHAOS=long $(PY) -m pytest tests/chaos -q -s
+
 lint: setup ## ruff (lint + format check) and mypy
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
