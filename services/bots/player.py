@@ -6,9 +6,13 @@ changes. When its view offers moves — its turn, a Fight/Fold answer, a Mahjong
 window that waits on it — it waits its thinking delay, checks the view is still the
 newest, asks the policy and sends the move against that view's version. A concurrent
 answer that got in first makes the move ``stale_version``: the bot decides again on
-the newer view at once (its thinking is done). Between hands it taps Ready (a short
-pause after each hand so people can read the result). It leaves when the table ends or
-is cancelled, or when it no longer holds its seat (the host removed it).
+the newer view at once (its thinking is done). While the game's engine restarts the
+gateway answers ``unavailable``: the SDK sends the move again with backoff for a minute,
+and should that not do, the bot resyncs and tries again; it never gives a view up for
+want of an answer (only after moves the engine refused, ``GIVE_UP_AFTER``). Between
+hands it taps Ready (a short pause after each hand so people can read the result). It
+leaves when the table ends or is cancelled, or when it no longer holds its seat (the
+host removed it).
 
 The thinking delay is cut to a quarter of what is left of any running time limit (the
 view's ``deadline_ms``), and a forced move (one legal action) takes a quarter of it,
@@ -32,6 +36,7 @@ import msgspec
 
 from kalaro.bots import Policy, legal_actions, policy_for
 from kalaro.client import ApiError
+from kalaro.client.retry import retryable
 from kalaro.client.socket import FrameError, SeatView, TableSocket
 from kalaro.proto.lobby import TableInfo
 from services.bots.accounts import BotAccount
@@ -278,6 +283,19 @@ class BotSeat:
                 newest = socket.view(self.table_id)
                 if newest is not None and (newest.hand_id, newest.version) != self._tried:
                     return True  # it came while our move was in flight
+                await self._wait(socket, RETRY_SECONDS)
+                return True
+            if retryable(exc):
+                # Nobody answered even after the SDK's backoff (the game's engine is
+                # away for longer than its deadline). That says nothing about the move:
+                # keep this view, ask for the newest one, and try again in a moment.
+                log.warning(
+                    "bot %s: no answer for a move at %s v%d: %s",
+                    self.account.name, self.table_id, view.version, exc,
+                )  # fmt: skip
+                with contextlib.suppress(Exception):
+                    await socket.resync(self.table_id)
+                self._retry_now = True
                 await self._wait(socket, RETRY_SECONDS)
                 return True
             self._failures += 1

@@ -8,9 +8,13 @@ on other platforms (the protocol page in ``docs/`` describes the same frames).
         tables = await client.list_tables(game="tongits")
         async with client.table_socket() as socket:
             await socket.subscribe(tables.tables[0].table_id)
+
+Reads and moves answered ``unavailable`` (a service restarting) are tried again with
+backoff for up to a minute (``KalaroClient(..., retry=seconds or Backoff(...))``).
 """
 
 from kalaro.client.http import ApiError, KalaroClient
+from kalaro.client.retry import Backoff
 from kalaro.client.socket import TableSocket
 
-__all__ = ["ApiError", "KalaroClient", "TableSocket"]
+__all__ = ["ApiError", "Backoff", "KalaroClient", "TableSocket"]

@@ -1,4 +1,9 @@
-"""REST side of the SDK: typed wrappers over the gateway's ``/api`` routes."""
+"""REST side of the SDK: typed wrappers over the gateway's ``/api`` routes.
+
+Reads (``GET``) answered ``503 unavailable`` (no service answered the gateway: one is
+restarting) are tried again with the client's :class:`~kalaro.client.retry.Backoff`
+until its deadline; writes are not, since nothing says whether they applied.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any, TypeVar
 import httpx
 import msgspec
 
+from kalaro.client.retry import DEFAULT_RETRY_SECONDS, Backoff
 from kalaro.proto import auth as a
 from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
@@ -27,10 +33,20 @@ class ApiError(Exception):
 
 
 class KalaroClient:
-    def __init__(self, base_url: str, *, timeout: float = 15.0) -> None:
+    """``retry``: how long reads and moves keep trying while the gateway answers
+    ``unavailable`` (seconds, or a whole :class:`Backoff`; 0 raises at once)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 15.0,
+        retry: Backoff | float = DEFAULT_RETRY_SECONDS,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
         self.tokens: a.TokenPair | None = None
+        self.retry = retry if isinstance(retry, Backoff) else Backoff(deadline=float(retry))
 
     async def __aenter__(self) -> KalaroClient:
         return self
@@ -59,7 +75,31 @@ class KalaroClient:
         return self.tokens.access_token
 
     async def call(
-        self, method: str, path: str, reply_type: type[T], body: Any = None, **params: Any
+        self,
+        method: str,
+        path: str,
+        reply_type: type[T],
+        body: Any = None,
+        *,
+        retry_safe: bool | None = None,
+        **params: Any,
+    ) -> T:
+        """One REST call, decoded as ``reply_type``; :class:`ApiError` when refused.
+
+        ``retry_safe`` (default: for ``GET``) tries an ``unavailable`` answer again
+        with :attr:`retry` until its deadline.
+        """
+        if retry_safe is None:
+            retry_safe = method == "GET"
+        if not retry_safe:
+            return await self._call_once(method, path, reply_type, body, params)
+        return await self.retry.run(
+            lambda: self._call_once(method, path, reply_type, body, params),
+            what=f"{method} {path}",
+        )
+
+    async def _call_once(
+        self, method: str, path: str, reply_type: type[T], body: Any, params: dict[str, Any]
     ) -> T:
         headers = {"Authorization": f"Bearer {self.tokens.access_token}"} if self.tokens else {}
         query = {k: v for k, v in params.items() if v is not None}

@@ -5,7 +5,9 @@ newest view per table (frames older than what we hold are ignored; every view is
 complete, so a gap heals itself), records results, chat and errors, and resolves the
 request that a ``ref`` answers. It pings whenever it has been quiet for half a
 heartbeat. With ``reconnect=True`` a dropped connection is re-established and every
-table re-subscribed, which brings a full view of each.
+table re-subscribed, which brings a full view of each. Moves and subscriptions answered
+``unavailable`` (no service answered the gateway) are sent again with the client's
+backoff (:mod:`kalaro.client.retry`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -240,7 +242,11 @@ class TableSocket:
         return reply
 
     async def subscribe(self, table_id: str) -> w.Subscribed:
-        reply = await self._request(lambda ref: w.Subscribe(table_id, ref))
+        """Join the table's frames (a read: tried again while nobody answers)."""
+        reply = await self._client.retry.run(
+            lambda: self._request(lambda ref: w.Subscribe(table_id, ref)),
+            what=f"subscribe {table_id}",
+        )
         assert isinstance(reply, w.Subscribed)
         return reply
 
@@ -248,13 +254,36 @@ class TableSocket:
         await self._request(lambda ref: w.Unsubscribe(table_id, ref))
         self.tables.pop(table_id, None)
 
-    async def act(self, table_id: str, action: dict[str, Any], version: int | None = None) -> w.Ack:
+    async def act(
+        self,
+        table_id: str,
+        action: dict[str, Any],
+        version: int | None = None,
+        *,
+        retry: bool = True,
+    ) -> w.Ack:
+        """Send a move decided on hand ``version`` (default: the newest view's).
+
+        While the gateway answers ``unavailable`` (the game's engine is restarting) the
+        same move, at the same version, is sent again with the client's backoff until
+        its deadline: the engine applies a version once, so a repeat of a move that did
+        apply is refused ``stale_version`` (:class:`FrameError`): resync and decide
+        again. ``retry=False`` raises the first refusal.
+        """
         if version is None:
             view = self.view(table_id)
             if view is None:
                 raise RuntimeError(f"no view of table {table_id} yet")
             version = view.version
-        reply = await self._request(lambda ref: w.Act(table_id, version, action, ref))
+        at = version
+
+        def send() -> Awaitable[w.ServerFrame]:
+            return self._request(lambda ref: w.Act(table_id, at, action, ref))
+
+        if retry:
+            reply = await self._client.retry.run(send, what=f"move at {table_id} v{at}")
+        else:
+            reply = await send()
         assert isinstance(reply, w.Ack)
         return reply
 
