@@ -1,8 +1,9 @@
 """Random-play conformance and replay determinism.
 
-Thousands of hands of random legal actions under each ruleset (and house-rule mixes)
-must each end with a valid result; replaying (options, seed, actions) must re-derive
-the same hand, event for event.
+Thousands of hands of random legal actions under each ruleset (and house-rule mixes),
+with the worker's time-outs and seats coming back mixed in, must each end with a valid
+result; replaying (options, seed, actions) must re-derive the same hand, event for
+event.
 """
 
 from __future__ import annotations
@@ -37,11 +38,13 @@ def test_random_hands_always_end_with_a_valid_result(name: str) -> None:
     options = CONFIGS[name]
     rng = random.Random(name)
     endings: Counter[str] = Counter()
+    moves: Counter[str] = Counter()
     cap = max_loss_units(options)
     for n in range(HANDS[name]):
         # half uniform (ends mostly in Draw calls), half melding (Tongits, stock outs)
         policy = uniform if n % 2 else melder
-        final, _ = play(options, f"{name}-{n}".encode(), rng, policy)
+        final, log = play(options, f"{name}-{n}".encode(), rng, policy, time_outs=0.1)
+        moves.update(type(action).__name__ for _, action in log)
         outcome = result(final)
         assert outcome is not None
         assert sorted(all_cards(final)) == sorted(DECK)
@@ -63,14 +66,17 @@ def test_random_hands_always_end_with_a_valid_result(name: str) -> None:
         endings[outcome.ending if outcome.winners else "no_winner"] += 1
     # the policies reach every kind of ending
     assert set(endings) >= {"tongits", "stock_out", "draw"}, endings
+    assert moves["TimeOut"] and moves["Back"], moves
 
 
 @pytest.mark.parametrize("options", [options_for("kalaro"), options_for("classic")])
 def test_replay_re_derives_the_same_hand(options: Options) -> None:
     rng = random.Random(99)
+    moves: Counter[str] = Counter()
     for n in range(40):
         seed = f"replay-{n}".encode()
-        final, log = play(options, seed, rng, melder if n % 2 else uniform)
+        final, log = play(options, seed, rng, melder if n % 2 else uniform, time_outs=0.2)
+        moves.update(type(action).__name__ for _, action in log)
         # the log's first hand state comes from the seed alone
         again = new_hand(options, seed)
         first_events = []
@@ -85,3 +91,5 @@ def test_replay_re_derives_the_same_hand(options: Options) -> None:
             second_events.extend(events)
         assert second_events == first_events
         assert replay == final
+    # time-outs, away marks and returns were part of the replayed hands
+    assert moves["TimeOut"] and moves["Back"], moves

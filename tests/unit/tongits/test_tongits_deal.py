@@ -9,6 +9,7 @@ from kalaro.games.cards import DECK
 from kalaro.games.tongits import (
     Discard,
     Draw,
+    Timer,
     apply,
     legal_actions,
     new_hand,
@@ -71,7 +72,8 @@ def test_dealer_plays_first_without_drawing() -> None:
         apply(state, 2, Draw())
     assert err.value.code == "already_drew"
     assert result(state) is None
-    assert pending_timer(state) is None
+    # the dealer's first turn (turn 0) is on the clock like any other
+    assert pending_timer(state) == Timer(kind="turn", seats=(2,), seconds=30, opened_at=0)
 
 
 def test_after_the_dealers_discard_the_next_seat_draws() -> None:

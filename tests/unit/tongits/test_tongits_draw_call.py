@@ -21,6 +21,7 @@ from kalaro.games.tongits import (
     Options,
     Result,
     State,
+    TimedOut,
     TimeOut,
     Timer,
     apply,
@@ -120,7 +121,8 @@ def test_answer_refusals() -> None:
     assert _code(state, 1, Draw()) == "awaiting_answers"
     assert _code(state, 0, Discard("2S")) == "awaiting_answers"
     assert _code(_called(), 1, Fight()) == "no_draw_call"
-    assert _code(_called(), 1, TimeOut()) == "no_draw_call"
+    # outside a Draw call a time-out is the turn clock's: only for the player to act
+    assert _code(_called(), 1, TimeOut()) == "not_your_turn"
 
 
 def test_one_answer_at_a_time_and_no_second_answer() -> None:
@@ -136,7 +138,7 @@ def test_time_out_counts_as_fold() -> None:
     state, _ = apply(_called(), 0, CallDraw())
     state, _ = apply(state, 1, Fold())
     state, events = apply(state, 2, TimeOut())
-    assert events[0] == Folded(seat=2, timed_out=True)
+    assert events[:2] == [TimedOut(seat=2, away=False), Folded(seat=2, timed_out=True)]
     assert state.result is not None
     assert state.result.winners == (0,)
     assert state.result.draw_call is not None

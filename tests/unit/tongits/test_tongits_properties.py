@@ -2,7 +2,8 @@
 
 After every action all 52 cards are accounted for; ``apply`` never changes its input;
 every listed action is accepted and every action outside the list is refused with an
-``IllegalAction`` that changes nothing; results pay out zero-sum within the maximum.
+``IllegalAction`` that changes nothing (the worker's ``TimeOut`` is accepted exactly for
+the seats ``pending_timer`` waits on); results pay out zero-sum within the maximum.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kalaro.games.base import IllegalAction
 from kalaro.games.cards import DECK
 from kalaro.games.tongits import (
     Action,
+    Back,
     CallDraw,
     Discard,
     Draw,
@@ -36,6 +38,7 @@ from kalaro.games.tongits import (
     max_loss_units,
     new_hand,
     options_for,
+    pending_timer,
     to_act,
 )
 from tests.unit.tongits.tongits_helpers import all_cards
@@ -62,7 +65,8 @@ def _key(action: Action) -> tuple[Any, ...]:
 
 def _accepted(state: State, seat: int) -> set[tuple[Any, ...]]:
     keys = {_key(a) for a in legal_actions(state, seat)}
-    if seat in to_act(state) and state.phase == "answers":
+    timer = pending_timer(state)
+    if timer is not None and seat in timer.seats:
         keys.add(_key(TimeOut()))  # the worker's time-out, not offered to players
     return keys
 
@@ -76,7 +80,7 @@ def _candidate(draw: st.DrawFn, state: State) -> tuple[int, Action]:
     pool = st.sampled_from(hand) if hand and draw(st.booleans()) else st.sampled_from(DECK)
     group = tuple(draw(st.lists(pool, max_size=5)))
     meld_id = draw(st.integers(-1, len(state.melds)))
-    kind = draw(st.integers(0, 9))
+    kind = draw(st.integers(0, 10))
     action: Action = [
         Draw(),
         TakeDiscard(group),
@@ -88,6 +92,7 @@ def _candidate(draw: st.DrawFn, state: State) -> tuple[int, Action]:
         Fight(),
         Fold(),
         TimeOut(),
+        Back(),
     ][kind]
     return seat, action
 
@@ -127,6 +132,9 @@ def test_hands_keep_every_invariant(options: Options, seed: bytes, data: st.Data
         actions = legal_actions(state, seat)
         assert actions, "a seat the hand waits for always has a move"
         assert len({_key(a) for a in actions}) == len(actions), "no action listed twice"
+        timer = pending_timer(state)
+        if timer is not None and seat in timer.seats:
+            actions = [*actions, TimeOut()]  # the clock may run out on any move
         action = data.draw(st.sampled_from(actions))
         previous = state
         state, events = apply(previous, seat, action)

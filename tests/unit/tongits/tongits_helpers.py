@@ -10,6 +10,7 @@ from msgspec.structs import replace
 from kalaro.games.cards import DECK, card_index
 from kalaro.games.tongits import (
     Action,
+    Back,
     CallDraw,
     Discard,
     Draw,
@@ -18,12 +19,15 @@ from kalaro.games.tongits import (
     Options,
     State,
     TableMeld,
+    TimeOut,
     apply,
+    away_seats,
     is_over,
     legal_actions,
     meld_kind,
     new_hand,
     options_for,
+    pending_timer,
     to_act,
 )
 
@@ -115,14 +119,33 @@ def melder(state: State, seat: int, actions: list[Action], rng: random.Random) -
 
 
 def play(
-    options: Options, seed: bytes, rng: random.Random, policy: Policy = uniform
+    options: Options,
+    seed: bytes,
+    rng: random.Random,
+    policy: Policy = uniform,
+    *,
+    time_outs: float = 0.0,
 ) -> tuple[State, list[tuple[int, Action]]]:
-    """Play one hand to the end; return the final state and the (seat, action) log."""
+    """Play one hand to the end; return the final state and the (seat, action) log.
+
+    With ``time_outs`` > 0, that share of moves is the worker's ``TimeOut`` instead
+    (for a seat the clock waits on), and a seat marked away is as likely to come ``Back``
+    out of turn as to be left away.
+    """
     state = new_hand(options, seed)
     log: list[tuple[int, Action]] = []
     while not is_over(state):
-        seat = rng.choice(to_act(state))
-        action = policy(state, seat, legal_actions(state, seat), rng)
+        away = away_seats(state)
+        action: Action
+        if away and time_outs and rng.random() < 0.5:
+            seat, action = rng.choice(away), Back()
+        else:
+            seat = rng.choice(to_act(state))
+            timer = pending_timer(state)
+            if timer is not None and seat in timer.seats and rng.random() < time_outs:
+                action = TimeOut()
+            else:
+                action = policy(state, seat, legal_actions(state, seat), rng)
         state, _ = apply(state, seat, action)
         log.append((seat, action))
     return state, log

@@ -9,7 +9,11 @@ The engine worker runs it, bots think with it, and a replay re-derives a hand wi
     result(state)               # None until the hand is over
 
 Everything here is pure: no I/O, no clock, no global random. Chance is the seed and a
-Fight/Fold time-out is an action (``TimeOut``). States, actions, events, views and
+time-out is an action (``TimeOut``, applied by the worker when ``pending_timer`` runs
+out: it folds a Fight/Fold answer, and auto-plays a turn: draw, then the discard that
+leaves the least deadwood; see :mod:`~kalaro.games.tongits.engine`). Seats that time out
+too often in a row are marked away (``away_seats``) until they act again or send
+``Back``. States, actions, events, views and
 results are frozen msgspec Structs (JSON and msgpack). The rules, for players, are in
 ``docs/rules/tongits.md``.
 """
@@ -20,6 +24,7 @@ from kalaro.games.tongits.actions import (
     ACTION_MSGPACK_DECODER,
     Action,
     AnyAction,
+    Back,
     CallDraw,
     Discard,
     Draw,
@@ -34,6 +39,7 @@ from kalaro.games.tongits.actions import (
 )
 from kalaro.games.tongits.engine import (
     apply,
+    away_seats,
     call_draw_refusal,
     is_over,
     legal_actions,
@@ -55,14 +61,16 @@ from kalaro.games.tongits.events import (
     Fought,
     HandEnded,
     MeldExposed,
+    Returned,
     SecretSetExposed,
+    TimedOut,
     event_for,
 )
 from kalaro.games.tongits.melds import best_deadwood, meld_kind
 from kalaro.games.tongits.options import RULESETS, Options, max_loss_units, options_for
 from kalaro.games.tongits.scoring import deadwood
 from kalaro.games.tongits.state import DrawCall, Result, State, TableMeld, Timer
-from kalaro.games.tongits.views import DrawCallView, MeldView, View, view
+from kalaro.games.tongits.views import Clock, DrawCallView, MeldView, View, view
 
 __all__ = [
     "ACTION_JSON_DECODER",
@@ -72,10 +80,12 @@ __all__ = [
     "Action",
     "AnyAction",
     "AnyEvent",
+    "Back",
     "CallDraw",
     "CardDiscarded",
     "CardDrawn",
     "CardsLaidOff",
+    "Clock",
     "Discard",
     "DiscardTaken",
     "Draw",
@@ -96,14 +106,17 @@ __all__ = [
     "MeldView",
     "Options",
     "Result",
+    "Returned",
     "SecretSetExposed",
     "State",
     "TableMeld",
     "TakeDiscard",
     "TimeOut",
+    "TimedOut",
     "Timer",
     "View",
     "apply",
+    "away_seats",
     "best_deadwood",
     "call_draw_refusal",
     "deadwood",

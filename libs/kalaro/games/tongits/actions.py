@@ -63,7 +63,13 @@ class Fold(Action, frozen=True, tag="fold"):
 
 
 class TimeOut(Action, frozen=True, tag="time_out"):
-    """The answer window ran out for this seat (sent by the worker; counts as Fold)."""
+    """This seat's clock ran out (sent by the worker, never by a player): a Fight/Fold
+    answer counts as Fold; a turn is auto-played (draw, then the discard that leaves the
+    least deadwood)."""
+
+
+class Back(Action, frozen=True, tag="back"):
+    """A seat marked away is back (any time before the hand ends; does not use a turn)."""
 
 
 AnyAction = (
@@ -77,6 +83,7 @@ AnyAction = (
     | Fight
     | Fold
     | TimeOut
+    | Back
 )
 
 ACTION_JSON_DECODER: msgspec.json.Decoder[AnyAction] = msgspec.json.Decoder(AnyAction)

@@ -11,6 +11,25 @@ answer Fight or Fold (a burned opponent cannot fight).
 ``apply`` never changes its input (every struct is frozen) and raises
 ``IllegalAction`` for anything the rules refuse; ``legal_actions`` lists exactly the
 actions ``apply`` accepts from a seat (the worker's ``TimeOut`` aside).
+
+The clock. :func:`pending_timer` is the window the engine worker times: the Fight/Fold
+window during a Draw call (``fight_seconds``), otherwise the clock of the whole turn of
+the player to act (``turn_seconds``; ``None`` turns it off). When it runs out the
+worker applies ``TimeOut()`` for the seat, which plays for it, conservatively:
+
+* Fight/Fold: fold.
+* A turn: at its start, draw from the stock (never take the discard, never call Draw);
+  then discard the card whose discard leaves the least deadwood under the table's
+  deadwood option (``hand``: the highest-value card; ``outside_melds``: the card whose
+  loss leaves the best partition of the rest into melds with the least deadwood), ties
+  to the first such card in hand order. Never meld or lay off. After a draw, only the
+  discard. A discard that empties the hand is a Tongits win, as always. (A turn never
+  starts with an empty stock: the hand ends with the last drawer's discard.)
+
+Each time-out counts for its seat; after ``away_after_timeouts`` in a row the seat is
+marked away, and its windows then run out at once (``seconds=0``). Any other action of
+the seat clears the count and the mark; ``Back`` clears them without using the turn.
+``TimedOut`` is the first event of a time-out, followed by the auto-played moves'.
 """
 
 from __future__ import annotations
@@ -23,6 +42,7 @@ from kalaro.games.base import IllegalAction, pick, shuffled
 from kalaro.games.cards import DECK, card_index, is_card
 from kalaro.games.tongits.actions import (
     Action,
+    Back,
     CallDraw,
     Discard,
     Draw,
@@ -45,7 +65,9 @@ from kalaro.games.tongits.events import (
     Fought,
     HandEnded,
     MeldExposed,
+    Returned,
     SecretSetExposed,
+    TimedOut,
 )
 from kalaro.games.tongits.melds import (
     HandGrid,
@@ -64,6 +86,7 @@ from kalaro.games.tongits.scoring import (
     all_deadwood,
     draw_winner,
     finish,
+    hand_deadwood,
     stock_out_winners,
 )
 from kalaro.games.tongits.state import (
@@ -134,16 +157,40 @@ def to_act(state: State) -> list[int]:
 
 
 def pending_timer(state: State) -> Timer | None:
-    """The Fight/Fold window while a Draw call waits for answers.
+    """The window the worker must time now, or ``None`` (hand over, or clock off).
 
-    The window opens with the call and is not restarted by an answer; when it runs out
-    the worker applies ``TimeOut()`` for each seat in ``seats`` still unanswered.
+    During a Draw call: the Fight/Fold window, opened by the call and not restarted by
+    an answer; ``seats`` are the opponents still to answer. Otherwise the turn clock of
+    the player to act, one window per turn (``opened_at`` is ``turn_no``) that melds
+    and lay-offs do not restart. ``seconds`` is 0 when every seat waited on is away.
+    When it runs out the worker applies ``TimeOut()`` for each seat in ``seats`` that
+    has still not acted.
     """
-    if state.phase != "answers":
+    if state.phase == "over":
+        return None
+    if state.phase == "answers":
+        seats = tuple(_pending(state))
+        all_away = all(state.is_away(s) for s in seats)
+        return Timer(
+            kind="fight_or_fold",
+            seats=seats,
+            seconds=0 if all_away else state.options.fight_seconds,
+            opened_at=state.turn_no,
+        )
+    seconds = state.options.turn_seconds
+    if seconds is None:
         return None
     return Timer(
-        kind="fight_or_fold", seats=tuple(_pending(state)), seconds=state.options.fight_seconds
+        kind="turn",
+        seats=(state.turn,),
+        seconds=0 if state.is_away(state.turn) else seconds,
+        opened_at=state.turn_no,
     )
+
+
+def away_seats(state: State) -> tuple[int, ...]:
+    """The seats marked away right now (the lobby seats them out of the next deal)."""
+    return tuple(s for s in SEATS if state.is_away(s))
 
 
 def call_draw_refusal(state: State, seat: int) -> IllegalAction | None:
@@ -177,10 +224,15 @@ def legal_actions(state: State, seat: int) -> list[Action]:
     ``Meld`` and ``ExposeSecretSet`` possible from hand, every ``LayOff`` (each group of
     hand cards on each exposed meld it fits), and one ``Discard`` per card. During a
     Draw call: ``Fight`` and ``Fold`` for a seat still to answer (``TimeOut`` is the
-    worker's, not listed).
+    worker's, not listed). A seat marked away also has ``Back``, first, at any moment.
     """
     if state.phase == "over":
         return []
+    moves = _moves(state, seat)
+    return [Back(), *moves] if state.is_away(seat) else moves
+
+
+def _moves(state: State, seat: int) -> list[Action]:
     if state.phase == "answers":
         return [Fight(), Fold()] if seat in _pending(state) else []
     if seat != state.turn:
@@ -218,7 +270,19 @@ def apply(state: State, seat: int, action: Action) -> Step:
         raise IllegalAction("invalid_seat", f"seats are 0, 1 and 2, not {seat!r}")
     if state.phase == "over":
         raise IllegalAction("hand_over", "the hand is over")
-    if isinstance(action, Fight | Fold | TimeOut):
+    if isinstance(action, TimeOut):
+        return _time_out(state, seat)
+    if isinstance(action, Back):
+        return _back(state, seat)
+    new, events = _move(state, seat, action)
+    if state.timeouts_of(seat) or state.is_away(seat):
+        # the seat is playing again: its time-outs no longer run in a row
+        new = _set_clock(new, seat, timeouts=0, away=False)
+    return new, events
+
+
+def _move(state: State, seat: int, action: Action) -> Step:
+    if isinstance(action, Fight | Fold):
         return _answer(state, seat, action)
     if state.phase == "answers":
         raise IllegalAction("awaiting_answers", "a Draw call is waiting for Fight or Fold answers")
@@ -365,7 +429,14 @@ def _discard(state: State, seat: int, card: str) -> Step:
         return _end(moved, "stock_out", winners, events, points=points, last_drawer=seat)
     # the turn passes; this seat's sapaw lock now only remembers its own sapaw
     sapawed = tuple(state.own_sapaw if s == seat else flag for s, flag in enumerate(state.sapawed))
-    new = replace(moved, turn=(seat + 1) % 3, phase="start", sapawed=sapawed, own_sapaw=False)
+    new = replace(
+        moved,
+        turn=(seat + 1) % 3,
+        phase="start",
+        sapawed=sapawed,
+        own_sapaw=False,
+        turn_no=state.turn_no + 1,
+    )
     return new, events
 
 
@@ -414,6 +485,50 @@ def _answer(state: State, seat: int, action: Fight | Fold | TimeOut) -> Step:
     if "pending" in answers:
         return new, [event]
     return _settle_draw(new, [event])
+
+
+def _time_out(state: State, seat: int) -> Step:
+    """The worker's ``TimeOut`` for ``seat``: answer or play for it, and count it."""
+    if state.phase == "answers":
+        new, moved = _answer(state, seat, TimeOut())
+    else:
+        if state.options.turn_seconds is None:
+            raise IllegalAction("no_timer", "this table plays without a turn clock")
+        if seat != state.turn:
+            raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
+        new, moved = _auto_play(state, seat)
+    count = state.timeouts_of(seat) + 1
+    away = state.is_away(seat) or count >= state.options.away_after_timeouts
+    new = _set_clock(new, seat, timeouts=count, away=away)
+    return new, [TimedOut(seat=seat, away=away), *moved]
+
+
+def _auto_play(state: State, seat: int) -> Step:
+    """A timed-out turn: draw if not yet drawn, then the discard leaving least deadwood."""
+    events: list[Event] = []
+    if state.phase == "start":
+        state, events = _draw(state, seat)
+    hand = state.hands[seat]
+    # min keeps the first of equal keys: ties go to the first card in hand order
+    card = min(
+        hand,
+        key=lambda c: hand_deadwood(state.options, [k for k in hand if k != c]),
+    )
+    state, discarded = _discard(state, seat, card)
+    return state, [*events, *discarded]
+
+
+def _back(state: State, seat: int) -> Step:
+    if not state.is_away(seat):
+        raise IllegalAction("not_away", "you are not marked away")
+    return _set_clock(state, seat, timeouts=0, away=False), [Returned(seat=seat)]
+
+
+def _set_clock(state: State, seat: int, *, timeouts: int, away: bool) -> State:
+    """``state`` with ``seat``'s time-out count and away mark set (filling the defaults)."""
+    counts = tuple(timeouts if s == seat else state.timeouts_of(s) for s in SEATS)
+    marks = tuple(away if s == seat else state.is_away(s) for s in SEATS)
+    return replace(state, timeouts=counts, away=marks)
 
 
 def _settle_draw(state: State, events: list[Event]) -> Step:

@@ -84,6 +84,20 @@ class HandEnded(Event, frozen=True, tag="hand_ended"):
     result: Result
 
 
+class TimedOut(Event, frozen=True, tag="timed_out"):
+    """``seat``'s clock ran out; ``away``: the seat is marked away after it. The events of
+    the moves auto-played for it follow."""
+
+    seat: int
+    away: bool
+
+
+class Returned(Event, frozen=True, tag="returned"):
+    """``seat``, marked away, is back."""
+
+    seat: int
+
+
 AnyEvent = (
     CardDrawn
     | DiscardTaken
@@ -95,6 +109,8 @@ AnyEvent = (
     | Fought
     | Folded
     | HandEnded
+    | TimedOut
+    | Returned
 )
 
 EVENT_JSON_DECODER: msgspec.json.Decoder[AnyEvent] = msgspec.json.Decoder(AnyEvent)

@@ -33,6 +33,11 @@ class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
       down.
     - ``payments``: payment table A (``kalaro``) or B (``classic``).
     - ``fight_seconds``: how long each opponent has to answer a Draw call.
+    - ``turn_seconds``: the clock for a player's whole turn (draw or take, melds,
+      lay-offs, discard); ``None`` turns it off. When it runs out the turn is auto-played
+      (see :mod:`~kalaro.games.tongits.engine`).
+    - ``away_after_timeouts``: consecutive time-outs after which a seat is marked away
+      (its clock then runs out at once until it comes back).
     """
 
     ruleset: str = "kalaro"
@@ -43,6 +48,9 @@ class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     secret_sets: bool = False
     payments: PaymentTable = "table_a"
     fight_seconds: Annotated[int, msgspec.Meta(ge=1, le=600)] = 20
+    # new fields go last, with defaults, so stored hands still decode
+    turn_seconds: Annotated[int, msgspec.Meta(ge=1, le=600)] | None = 30
+    away_after_timeouts: Annotated[int, msgspec.Meta(ge=1, le=10)] = 2
 
 
 RULESETS: dict[str, Options] = {

@@ -20,9 +20,11 @@ Every loser's payment is capped at :func:`max_loss_units`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from kalaro.games.cards import cards_value, rank_of
 from kalaro.games.tongits.melds import best_deadwood, four_of_a_kinds
-from kalaro.games.tongits.options import max_loss_units
+from kalaro.games.tongits.options import Options, max_loss_units
 from kalaro.games.tongits.state import DrawCall, Ending, Result, State
 
 SEATS = (0, 1, 2)
@@ -35,10 +37,14 @@ def after(seat: int) -> tuple[int, int, int]:
 
 def deadwood(state: State, seat: int) -> int:
     """The deadwood of ``seat``'s hand under the table's deadwood option."""
-    hand = state.hands[seat]
-    if state.options.deadwood == "hand":
-        return cards_value(hand)
-    return best_deadwood(hand)
+    return hand_deadwood(state.options, state.hands[seat])
+
+
+def hand_deadwood(options: Options, cards: Collection[str]) -> int:
+    """The deadwood of ``cards`` held in hand under ``options.deadwood``."""
+    if options.deadwood == "hand":
+        return cards_value(cards)
+    return best_deadwood(cards)
 
 
 def draw_winner(state: State, call: DrawCall, points: tuple[int, ...]) -> int:

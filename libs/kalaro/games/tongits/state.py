@@ -72,11 +72,18 @@ class Result(msgspec.Struct, frozen=True):
 
 class Timer(msgspec.Struct, frozen=True):
     """A window the worker must time: after ``seconds`` it applies ``TimeOut()`` for each
-    seat in ``seats`` that has still not answered."""
+    seat in ``seats`` that has still not acted.
 
-    kind: Literal["fight_or_fold"]
+    ``kind`` is ``"turn"`` (the clock of ``State.turn``'s whole turn) or
+    ``"fight_or_fold"`` (the answers to a Draw call). ``opened_at`` is the
+    ``State.turn_no`` the window belongs to: moves inside a window do not restart it, and
+    a new turn is a new window. ``seconds`` is 0 when every seat it waits on is away.
+    """
+
+    kind: Literal["fight_or_fold", "turn"]
     seats: tuple[int, ...]
     seconds: int
+    opened_at: int = 0
 
 
 class State(msgspec.Struct, frozen=True):
@@ -99,7 +106,24 @@ class State(msgspec.Struct, frozen=True):
     last_drawer: int | None = None
     draw_call: DrawCall | None = None
     result: Result | None = None
+    # new fields go last, with defaults, so stored hands still decode
+    #: counts the turns started in this hand (the dealer's first turn is 0); it names
+    #: the turn's timer window
+    turn_no: int = 0
+    #: per seat: marked away after ``away_after_timeouts`` time-outs in a row (empty: no
+    #: one; read it with :meth:`is_away`)
+    away: tuple[bool, ...] = ()
+    #: per seat: consecutive time-outs (empty: all 0; read it with :meth:`timeouts_of`)
+    timeouts: tuple[int, ...] = ()
 
     def opened(self, seat: int) -> bool:
         """Whether ``seat`` has at least one exposed meld (face down counts)."""
         return any(meld.owner == seat for meld in self.melds)
+
+    def is_away(self, seat: int) -> bool:
+        """Whether ``seat`` is marked away (too many time-outs in a row)."""
+        return bool(self.away) and self.away[seat]
+
+    def timeouts_of(self, seat: int) -> int:
+        """How many time-outs in a row ``seat`` has had."""
+        return self.timeouts[seat] if self.timeouts else 0

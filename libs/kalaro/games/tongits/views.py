@@ -2,8 +2,9 @@
 
 A seat sees its own hand and legal actions; everyone sees the exposed melds (a secret
 set's cards only by its owner until the hand ends), the discard pile, the stock count,
-hand sizes, whose turn it is and the Draw call's answers. Once the hand is over the
-result reveals every hand. Nothing else of the state ever leaves the server.
+hand sizes, whose turn it is, the Draw call's answers, who is away and the running
+clock. Once the hand is over the result reveals every hand. Nothing else of the state
+ever leaves the server.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import cast
 import msgspec
 
 from kalaro.games.tongits.actions import AnyAction
-from kalaro.games.tongits.engine import legal_actions, to_act
+from kalaro.games.tongits.engine import legal_actions, pending_timer, to_act
 from kalaro.games.tongits.melds import MeldKind
 from kalaro.games.tongits.options import Options
 from kalaro.games.tongits.state import Answer, Phase, Result, State, TableMeld
@@ -38,6 +39,16 @@ class DrawCallView(msgspec.Struct, frozen=True):
     seconds: int
 
 
+class Clock(msgspec.Struct, frozen=True):
+    """The running clock (mirrors ``pending_timer``): ``kind`` ``"turn"`` or
+    ``"fight_or_fold"``, the seats it waits on, and its length in seconds (0: every seat
+    it waits on is away, so it runs out at once)."""
+
+    kind: str
+    seats: tuple[int, ...]
+    seconds: int
+
+
 class View(msgspec.Struct, frozen=True):
     """A seat's (``seat``) or the audience's (``seat is None``) view of the hand."""
 
@@ -58,6 +69,9 @@ class View(msgspec.Struct, frozen=True):
     draw_call: DrawCallView | None
     legal_actions: tuple[AnyAction, ...]
     result: Result | None
+    #: per seat: marked away (timed out too often in a row)
+    away: tuple[bool, ...] = (False, False, False)
+    clock: Clock | None = None
 
 
 def _meld_view(meld: TableMeld, seat: int | None, over: bool) -> MeldView:
@@ -80,6 +94,7 @@ def view(state: State, seat: int | None) -> View:
     over = state.phase == "over"
     call = state.draw_call
     waiting = tuple(to_act(state)) if state.phase == "answers" else ()
+    timer = pending_timer(state)
     return View(
         seat=seat,
         options=state.options,
@@ -109,4 +124,10 @@ def view(state: State, seat: int | None) -> View:
             "tuple[AnyAction, ...]", tuple(legal_actions(state, seat)) if seat is not None else ()
         ),
         result=state.result,
+        away=tuple(state.is_away(s) for s in (0, 1, 2)),
+        clock=(
+            Clock(kind=timer.kind, seats=timer.seats, seconds=timer.seconds)
+            if timer is not None
+            else None
+        ),
     )
