@@ -71,6 +71,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     hold_release_minutes: int = 10
     # Lobby: a practice table with nothing happening for this long is ended (bots leave)
     practice_idle_minutes: int = 30
+    # Presence (a seat's player connected, reconnecting or offline): a seat whose sockets
+    # all went away shows "reconnecting" this long, then "offline". Gateways re-announce
+    # their seated sockets this often; the lobby forgets a gateway silent for three such
+    # periods (it crashed), so nobody stays "connected" for ever.
+    presence_grace_seconds: float = 30.0
+    presence_refresh_seconds: float = 30.0
 
 
 def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:

@@ -25,6 +25,9 @@ async def run(settings: Settings) -> None:
             bot_settings.gateway_url, bot_settings.think_ms, bot_settings.policy,
             bot_settings.pool_size,
         )  # fmt: skip
+        # Accounts first, then the endpoint: until every bot exists nobody answers
+        # bots.seat, and the lobby asks again (see Bots.prepare).
+        await bots.prepare()
         await serve(
             build_service(bots),
             nc,

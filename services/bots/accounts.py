@@ -101,6 +101,13 @@ class BotAccount:
             if self._client.tokens is None:
                 await self._sign_in()
 
+    async def create(self) -> None:
+        """The account exists at auth, with our password (asked once per process)."""
+        async with self._lock:
+            if not self._created:
+                await self._ensure_account()
+                self._created = True
+
     async def socket(self) -> TableSocket:
         """The account's socket, opened on first use."""
         await self.start()

@@ -11,6 +11,12 @@ lease saying it is alive. Every few seconds a replica looks for assignments whos
 lease has run out (a crash, a redeploy, a stop) and claims them by compare-and-set, so
 exactly one replica resumes each bot: it subscribes again, gets the full view and plays
 on. A bot that leaves its table deletes its assignment.
+
+A replica answers ``bots.seat`` only once every account of its pool exists at auth
+(:meth:`Bots.prepare`, before the endpoint is registered): creating them means hashing
+their passwords, which on a busy machine took longer than the lobby waits for a seat, so
+the first practice table after ``make run`` failed. Until then nobody answers, and the
+lobby asks again within its wait.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import msgspec
 from nats.aio.client import Client as NATS
 
 from kalaro.bots import UnknownPolicy, policy_for
-from kalaro.bus import Service, ServiceError, request
+from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.redislink import RedisLink
 from kalaro.client import ApiError
 from kalaro.games.registry import UnknownGame
@@ -51,6 +57,10 @@ SWEEP_SECONDS = 5.0
 SETTLE_SECONDS = 4.0
 #: Accounts tried per seat before giving up (another replica may race us for each).
 SEAT_ATTEMPTS = 4
+#: Bot accounts created at auth at once while preparing (each hashes a password).
+PREPARE_CONCURRENCY = 4
+#: Accounts signed in ahead, in the background, once serving: a practice table's bots.
+WARM_ACCOUNTS = 3
 
 # Compare-and-set on one hash field: claim (or drop) an assignment only if it is still
 # exactly what we read, so two replicas never both resume the same bot.
@@ -116,6 +126,7 @@ class Bots:
         self.playing: dict[tuple[str, int], tuple[BotSeat, asyncio.Task[None], Assignment]] = {}
         self._picking: dict[str, _Picking] = {}
         self._background: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
         self._stopping = False
 
     # --- bots.seat ----------------------------------------------------------------------
@@ -222,6 +233,46 @@ class Bots:
                 keys=[self._assignments_key], args=[assignment.hash_field, _encode(assignment), ""]
             )
 
+    # --- getting ready -------------------------------------------------------------------
+
+    async def prepare(self, *, retry_pause: float = 1.0) -> None:
+        """Make sure every account of the pool exists at auth (created, or its password
+        made ours); call it before serving ``bots.seat``.
+
+        While the auth service does not answer (it is starting too) each account is asked
+        for again after ``retry_pause``. An account auth refuses outright is left for
+        later (seating it tries again and says why).
+        """
+        slots = asyncio.Semaphore(PREPARE_CONCURRENCY)
+
+        async def create(index: int) -> None:
+            account = self._account(index)
+            async with slots:
+                while True:
+                    try:
+                        await account.create()
+                        return
+                    except RemoteError as exc:
+                        if exc.code != codes.UNAVAILABLE:
+                            log.warning("bot %d: account not created: %s", index, exc)
+                            return
+                    await asyncio.sleep(retry_pause)
+
+        await asyncio.gather(*(create(i) for i in range(self.settings.pool_size)))
+        log.info("bots: %d bot accounts ready", self.settings.pool_size)
+
+    async def _warm(self, attempts: int = 30, pause: float = 2.0) -> None:
+        """Sign a practice table's bots in ahead of the first request (best effort: the
+        gateway may still be starting)."""
+        for index in range(min(WARM_ACCOUNTS, self.settings.pool_size)):
+            for _ in range(attempts):
+                try:
+                    await self._account(index).start()
+                    break
+                except Exception as exc:
+                    log.debug("bot %d: not signed in yet (%r)", index, exc)
+                    await asyncio.sleep(pause)
+
     # --- lease and resuming ---------------------------------------------------------------
 
     async def start(self) -> None:
@@ -229,6 +280,7 @@ class Bots:
         await self.sweep()
         self._stopping = False
         self._background = asyncio.create_task(self._keep_alive(), name="bots-sweep")
+        self._warming = asyncio.create_task(self._warm(), name="bots-warm")
 
     async def stop(self) -> None:
         """Stop playing (assignments stay) and give up the lease, so another replica —
@@ -236,6 +288,10 @@ class Bots:
         # The flag as well as the cancel (see EngineWorker.stop: Python 3.11 can swallow
         # a cancel that lands as an awaited future completes).
         self._stopping = True
+        if self._warming is not None:
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warming
         if self._background is not None:
             self._background.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -22,6 +22,7 @@ from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.settings import Settings
 from services.gateway import routes, routes_practice
 from services.gateway.hub import Hub
+from services.gateway.presence import PresenceReporter
 from services.gateway.security import KeyCache
 from services.gateway.ws import IDLE_HEARTBEATS, ws_endpoint
 
@@ -74,7 +75,9 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         assert client is not None
         app.state.nc = client
         app.state.key_cache = KeyCache(client)
-        app.state.hub = Hub(client)
+        presence = PresenceReporter(client, refresh_seconds=settings.presence_refresh_seconds)
+        app.state.hub = Hub(client, presence)
+        presence.start()
         app.state.settings = settings
         watcher = asyncio.create_task(watch_event_loop("gateway"))
         heartbeat = settings.ws_heartbeat_seconds
@@ -86,6 +89,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         finally:
             watcher.cancel()
             reaper.cancel()
+            await presence.stop()
             if own:
                 await client.drain()
 

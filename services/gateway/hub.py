@@ -12,6 +12,11 @@ Each socket has a bounded outbound queue drained by its own writer task, so one
 slow client can never stall the fan-out; a client that falls too far behind is
 disconnected and, on reconnecting, gets a full view. One reaper task per gateway
 closes sockets that have sent nothing for too long, so reading a frame costs no timer.
+
+Whenever the seated players with a socket on a table here change (a socket subscribes,
+leaves or closes; someone sits down or stands up), the feed tells the
+:class:`~services.gateway.presence.PresenceReporter`, which reports it to the lobby in
+the background.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from nats.aio.subscription import Subscription
 from kalaro.proto import subjects
 from kalaro.proto.lobby import TableInfo
 from kalaro.proto.ws import TableChanged
+from services.gateway.presence import PresenceReporter
 
 log = logging.getLogger("kalaro.gateway.hub")
 
@@ -129,8 +135,11 @@ class TableFeed:
     frames reach this process only while that seat's player is connected to it.
     """
 
-    def __init__(self, nc: NATS, table: TableInfo) -> None:
+    def __init__(
+        self, nc: NATS, table: TableInfo, presence: PresenceReporter | None = None
+    ) -> None:
         self._nc = nc
+        self._presence = presence
         self.table_id = table.table_id
         self.game = table.game
         self.table = table
@@ -157,6 +166,12 @@ class TableFeed:
         self.spectators.discard(conn)
         for sockets in self.seated.values():
             sockets.discard(conn)
+
+    def announce(self) -> None:
+        """Tell the presence reporter who of the seated has a socket here now."""
+        if self._presence is not None:
+            users = frozenset(c.user_id for sockets in self.seated.values() for c in sockets)
+            self._presence.seated(self.table_id, users)
 
     def everyone(self) -> list[Connection]:
         out = list(self.spectators)
@@ -207,14 +222,16 @@ class TableFeed:
                     # (Most table frames are Ready taps and hand ends: nothing to move.)
                     for conn in self.everyone():
                         self.attach(conn)
+                    self.announce()
                     await self.sync_subscriptions()
         for conn in self.everyone():
             conn.push(msg.data)
 
 
 class Hub:
-    def __init__(self, nc: NATS) -> None:
+    def __init__(self, nc: NATS, presence: PresenceReporter | None = None) -> None:
         self._nc = nc
+        self.presence = presence
         self._feeds: dict[str, TableFeed] = {}
         self._lock = asyncio.Lock()
         self.connections: set[Connection] = set()  # every open socket, for the reaper
@@ -238,10 +255,12 @@ class Hub:
         async with self._lock:
             feed = self._feeds.get(table.table_id)
             if feed is None:
-                feed = self._feeds[table.table_id] = TableFeed(self._nc, table)
+                feed = TableFeed(self._nc, table, self.presence)
+                self._feeds[table.table_id] = feed
             elif table.version >= feed.table.version:
                 feed.table = table
             seat = feed.attach(conn)
+            feed.announce()
             await feed.sync_subscriptions()
             return seat
 
@@ -252,6 +271,7 @@ class Hub:
             if feed is None:
                 return
             feed.detach(conn)
+            feed.announce()
             await feed.sync_subscriptions()
             if feed.empty:
                 del self._feeds[table_id]

@@ -28,8 +28,10 @@ async def sweep(
     practice_every: float = PRACTICE_SWEEP_SECONDS,
     cancels_every: float = CANCEL_RETRY_SECONDS,
 ) -> None:
-    """Until cancelled: retry unconfirmed hand cancels (:meth:`Lobby.retry_cancels`) and
-    end idle practice tables (:meth:`Lobby.end_idle_practice`)."""
+    """Until cancelled: retry unconfirmed hand cancels (:meth:`Lobby.retry_cancels`),
+    downgrade presence whose time is up (:meth:`Lobby.sweep_presence`: reconnecting →
+    offline, gateways gone silent forgotten) and end idle practice tables
+    (:meth:`Lobby.end_idle_practice`)."""
     loop = asyncio.get_running_loop()
     next_practice = loop.time() + practice_every
     while True:
@@ -38,6 +40,10 @@ async def sweep(
             await lobby.retry_cancels()
         except Exception:
             log.warning("retrying hand cancels failed; retrying", exc_info=True)
+        try:
+            await lobby.sweep_presence()
+        except Exception:
+            log.warning("sweeping presence failed; retrying", exc_info=True)
         if loop.time() < next_practice:
             continue
         next_practice = loop.time() + practice_every
@@ -51,7 +57,13 @@ async def run(settings: Settings) -> None:
     redis = connect_redis(settings.redis_url)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
-        lobby = Lobby(nc, redis, practice_idle_seconds=settings.practice_idle_minutes * 60)
+        lobby = Lobby(
+            nc,
+            redis,
+            practice_idle_seconds=settings.practice_idle_minutes * 60,
+            presence_grace_seconds=settings.presence_grace_seconds,
+            presence_refresh_seconds=settings.presence_refresh_seconds,
+        )
         consumers: list[DurableConsumer] = []
         sweepers: list[asyncio.Task[None]] = []
 

@@ -25,6 +25,7 @@ from kalaro.proto.lobby import (
     LeaveAfterHand,
     ListTables,
     RemovePlayer,
+    ReportPresence,
     SendChat,
     SetChat,
     SetReady,
@@ -54,6 +55,7 @@ def build_service(lobby: Lobby) -> Service:
     service.add(subjects.LOBBY_SEND_CHAT, SendChat, lobby.send_chat)
     service.add(subjects.LOBBY_CREATE_PRACTICE, CreatePractice, lobby.create_practice)
     service.add(subjects.LOBBY_ADD_BOT, AddBot, lobby.add_bot)
+    service.add(subjects.LOBBY_PRESENCE, ReportPresence, lobby.report_presence)
     return service
 
 

@@ -85,7 +85,10 @@ from kalaro.proto.lobby import (
     Leave,
     LeaveAfterHand,
     ListTables,
+    Presence,
+    PresenceNoted,
     RemovePlayer,
+    ReportPresence,
     SeatInfo,
     SendChat,
     SetChat,
@@ -130,6 +133,22 @@ _LIST_CHUNK = 200
 # A seat kept for a bot stays kept this long: the bots service sits its bot within a
 # second or two, and a lost request must not block the seat for good.
 _BOT_SEAT_HOLD_SECONDS = 30.0
+#: A table whose options leave this out gets the engines' default clock (seconds).
+DEFAULT_TURN_SECONDS = 30
+#: Presence: how long a seat shows "reconnecting" after its last socket went, and how
+#: often gateways re-announce their sockets (a gateway silent for
+#: ``PRESENCE_FORGET_PERIODS`` of them is taken for dead and forgotten).
+PRESENCE_GRACE_SECONDS = 30.0
+PRESENCE_REFRESH_SECONDS = 30.0
+PRESENCE_FORGET_PERIODS = 3
+
+
+class GatewaySockets(msgspec.Struct, frozen=True, array_like=True):
+    """The seated players with a socket on a table at one gateway process."""
+
+    gateway_id: str
+    user_ids: tuple[str, ...]
+    heard: float  # epoch seconds of the gateway's last report for this table
 
 
 class TableRecord(msgspec.Struct, frozen=True):
@@ -143,6 +162,74 @@ class TableRecord(msgspec.Struct, frozen=True):
     cancelled_hand_id: str | None = None  # the hand voided by CancelTable, for retries
     dealing_since: float = 0.0  # epoch seconds the current deal began (stale-deal rescue)
     bot_seats: tuple[tuple[int, float], ...] = ()  # (seat, epoch seconds) kept for a bot
+    # Presence: each gateway's seated sockets here, and when a player last had one (for
+    # seats with none now, within the grace period). The seats' ``presence`` in ``info``
+    # is derived from these by :func:`_derive_presence` on every write.
+    gateways: tuple[GatewaySockets, ...] = ()
+    last_connected: tuple[tuple[str, float], ...] = ()  # (user id, epoch seconds)
+
+
+def _derive_presence(
+    rec: TableRecord, now: float, *, grace: float, forget_after: float
+) -> TableRecord:
+    """The record with every seat's presence derived from its gateways' reports (the
+    same object when nothing changes).
+
+    A gateway not heard from for ``forget_after`` seconds is forgotten; its players
+    were last known connected when it last reported. A seated player with a socket on
+    any live gateway is ``connected``; one whose last socket went less than ``grace``
+    seconds ago is ``reconnecting``; anyone else ``offline``.
+    """
+    live = tuple(g for g in rec.gateways if now - g.heard < forget_after)
+    last = dict(rec.last_connected)
+    if len(live) != len(rec.gateways):
+        for gone in (g for g in rec.gateways if g not in live):
+            for user_id in gone.user_ids:
+                last[user_id] = max(last.get(user_id, 0.0), gone.heard)
+    connected = {u for g in live for u in g.user_ids}
+    seated = {s.user_id for s in rec.info.seats if s is not None}
+    recent = tuple(
+        sorted(
+            (u, at)
+            for u, at in last.items()
+            if u in seated and u not in connected and now - at < grace
+        )
+    )
+    recent_users = {u for u, _ in recent}
+    seats: list[SeatInfo | None] = []
+    moved = False
+    for seat in rec.info.seats:
+        if seat is None:
+            seats.append(None)
+            continue
+        presence: Presence = (
+            "connected"
+            if seat.user_id in connected
+            else "reconnecting"
+            if seat.user_id in recent_users
+            else "offline"
+        )
+        if presence != seat.presence:
+            moved = True
+            seat = replace(seat, presence=presence)
+        seats.append(seat)
+    if not moved and live == rec.gateways and recent == rec.last_connected:
+        return rec
+    info = replace(rec.info, seats=tuple(seats)) if moved else rec.info
+    return replace(rec, info=info, gateways=live, last_connected=recent)
+
+
+def _presence_due(rec: TableRecord, *, grace: float, forget_after: float) -> float | None:
+    """When the record's presence next changes by itself (a reconnecting seat goes
+    offline, or a silent gateway is forgotten); None if it never will."""
+    times = [g.heard + forget_after for g in rec.gateways]
+    times.extend(at + grace for _, at in rec.last_connected)
+    return min(times) if times else None
+
+
+def _public(info: TableInfo) -> TableInfo:
+    """``info`` without its version, to tell whether a write changed what people see."""
+    return replace(info, version=0)
 
 
 def _cancelled(rec: TableRecord) -> TableRecord:
@@ -260,6 +347,8 @@ class Lobby:
         chat_limit: int = 5,
         chat_window_seconds: float = 10.0,
         practice_idle_seconds: float = PRACTICE_IDLE_SECONDS,
+        presence_grace_seconds: float = PRESENCE_GRACE_SECONDS,
+        presence_refresh_seconds: float = PRESENCE_REFRESH_SECONDS,
     ) -> None:
         self._nc = nc
         self._redis = redis
@@ -272,6 +361,11 @@ class Lobby:
         # Hands whose cancel the engine has not confirmed yet: ``game|table|hand``,
         # scored by when the cancel was first asked for (see retry_cancels).
         self._cancels = f"{prefix}pending-cancels"
+        # Tables whose presence changes by itself at some time (a reconnecting seat goes
+        # offline, a silent gateway is forgotten), scored by that time (see sweep_presence).
+        self._presence_due = f"{prefix}presence-due"
+        self.presence_grace_seconds = presence_grace_seconds
+        self.presence_forget_seconds = PRESENCE_FORGET_PERIODS * presence_refresh_seconds
         self.practice_idle_seconds = practice_idle_seconds
         self._chat = ChatLimiter(
             redis, f"{prefix}chat:", limit=chat_limit, window_seconds=chat_window_seconds
@@ -297,19 +391,25 @@ class Lobby:
         return version, replace(rec, info=replace(rec.info, version=version))
 
     async def _update(
-        self, table_id: str, change: Callable[[TableRecord], TableRecord]
+        self,
+        table_id: str,
+        change: Callable[[TableRecord], TableRecord],
+        *,
+        quiet: bool = False,
     ) -> TableRecord:
         """Read → ``change`` → compare-and-set, retried on a lost race; then publish.
 
         ``change`` is pure: it raises a :class:`ServiceError` to refuse, or returns the
         record unchanged (the same object) to do nothing, which writes and publishes
-        nothing.
+        nothing. Every write also derives the seats' presence. ``quiet``: publish only
+        if the public info changed (presence reports, which mostly change nothing).
         """
         for attempt in range(_CAS_ATTEMPTS):
             version, rec = await self._load(table_id)
             changed = change(rec)
             if changed is rec:
                 return rec
+            changed = self._with_presence(changed)
             info = replace(changed.info, version=version + 1)
             changed = replace(changed, info=info)
             closed = info.status in CLOSED
@@ -326,14 +426,106 @@ class Lobby:
                 continue
             if closed:
                 await self._redis.zrem(self._index, table_id)
+                await self._redis.zrem(self._presence_due, table_id)
+            else:
+                await self._note_presence_due(rec, changed)
             if info.practice:
                 await self._note_practice(table_id, closed=closed)
-            await self._publish_table(info)
+            if not quiet or _public(info) != _public(rec.info):
+                await self._publish_table(info)
             return changed
         raise _error(codes.CONFLICT, "the table is busy right now; please try again")
 
     async def _publish_table(self, info: TableInfo) -> None:
         await self._nc.publish(subjects.table_events(info.table_id), encode(TableChanged(info)))
+
+    # --- presence -----------------------------------------------------------------------
+
+    def _with_presence(self, rec: TableRecord) -> TableRecord:
+        return _derive_presence(
+            rec,
+            self._clock(),
+            grace=self.presence_grace_seconds,
+            forget_after=self.presence_forget_seconds,
+        )
+
+    def _due(self, rec: TableRecord) -> float | None:
+        return _presence_due(
+            rec, grace=self.presence_grace_seconds, forget_after=self.presence_forget_seconds
+        )
+
+    async def _note_presence_due(self, old: TableRecord, new: TableRecord) -> None:
+        """Make sure the sweep looks at the table by when its presence next changes.
+
+        ``LT``: a write only ever brings the time forward, so two replicas writing at
+        once cannot push it past a change that is due; a time left too early costs the
+        sweep one look, after which it sets the exact time (:meth:`sweep_presence`).
+        """
+        due = self._due(new)
+        if due is not None and due != self._due(old):
+            await self._redis.execute("ZADD", self._presence_due, "LT", due, new.info.table_id)
+
+    async def report_presence(self, req: ReportPresence) -> PresenceNoted:
+        """A gateway's seated sockets on a table (all of them): note them, and publish
+        the table if any seat's presence changed."""
+        now = self._clock()
+        users = tuple(sorted(set(req.user_ids)))
+
+        read: list[TableRecord] = []
+
+        def note(rec: TableRecord) -> TableRecord:
+            read[:] = [rec]
+            if rec.info.status in CLOSED:
+                return rec
+            old = next((g for g in rec.gateways if g.gateway_id == req.gateway_id), None)
+            if old is None and not users:
+                return rec
+            others = tuple(g for g in rec.gateways if g.gateway_id != req.gateway_id)
+            mine = (GatewaySockets(req.gateway_id, users, now),) if users else ()
+            last = dict(rec.last_connected)
+            for user_id in old.user_ids if old is not None else ():
+                if user_id not in users:
+                    last[user_id] = now  # their socket here just went
+            return replace(rec, gateways=others + mine, last_connected=tuple(sorted(last.items())))
+
+        after = await self._update(req.table_id, note, quiet=True)
+        return PresenceNoted(req.table_id, _public(after.info) != _public(read[0].info))
+
+    async def sweep_presence(self, limit: int = 200) -> int:
+        """Downgrade seats whose grace ran out (``reconnecting`` → ``offline``) and forget
+        gateways silent too long, at the tables where that is due; how many tables
+        changed. Every replica may run this: each change is a compare-and-set."""
+        due = await self._redis.execute(
+            "ZRANGEBYSCORE", self._presence_due, "-inf", self._clock(), "LIMIT", 0, limit
+        )
+        changed = 0
+        for member in due:
+            try:
+                changed += await self._sweep_presence_at(member.decode())
+            except ServiceError as exc:
+                log.warning("table %s: presence not swept yet (%s)", member.decode(), exc)
+        return changed
+
+    async def _sweep_presence_at(self, table_id: str) -> bool:
+        read: list[TableRecord] = []
+
+        def derive(rec: TableRecord) -> TableRecord:
+            read[:] = [rec]
+            return self._with_presence(rec)
+
+        try:
+            rec = await self._update(table_id, derive, quiet=True)
+        except ServiceError as exc:
+            if exc.code != codes.NOT_FOUND:
+                raise
+            await self._redis.zrem(self._presence_due, table_id)
+            return False
+        next_due = self._due(rec)
+        if next_due is None or rec.info.status in CLOSED:
+            await self._redis.zrem(self._presence_due, table_id)
+        else:
+            await self._redis.execute("ZADD", self._presence_due, next_due, table_id)
+        return rec is not read[0]
 
     # --- tables -------------------------------------------------------------------------
 
@@ -346,12 +538,23 @@ class Lobby:
         options = self._options(rules, req.ruleset, req.options)
         if not 0 <= req.bet <= MAX_BET:
             raise _error(codes.BAD_REQUEST, f"the bet must be between 0 and {MAX_BET} credits")
+        options_dict = rules.options_dict(options)
+        # DESIGN.md flow 7: every turn has a clock, off only at private zero-bet tables
+        # (and practice tables, which are zero-bet and their host's alone).
+        if options_dict.get("turn_seconds", DEFAULT_TURN_SECONDS) is None and not (
+            req.private and req.bet == 0
+        ):
+            raise _error(
+                codes.BAD_REQUEST,
+                "this table needs a turn clock: set turn_seconds (seconds per turn); only "
+                "private tables with no bet may play without one (turn_seconds null)",
+            )
         invite_code = secrets.token_urlsafe(8) if req.private else None
         info = TableInfo(
             table_id="",
             game=req.game,
             ruleset=req.ruleset,
-            options=rules.options_dict(options),
+            options=options_dict,
             bet=req.bet,
             max_loss=rules.max_loss_units(options) * req.bet,
             private=req.private,
@@ -565,15 +768,29 @@ class Lobby:
         return rec.info
 
     async def _seat_bot(self, info: TableInfo, seat: int) -> BotSeated:
-        """Ask the bots service to sit a bot in ``seat``; free the seat if it cannot."""
+        """Ask the bots service to sit a bot in ``seat``; free the seat if it cannot.
+
+        A bots service that is still starting (it answers only once its accounts exist)
+        or briefly away answers ``unavailable``: ask again, until ``bots_timeout``.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._bots_timeout
+        pause = 0.1
         try:
-            return await request(
-                self._nc,
-                subjects.BOTS_SEAT,
-                SeatBot(info.table_id, seat, info.game),
-                BotSeated,
-                timeout=self._bots_timeout,
-            )
+            while True:
+                try:
+                    return await request(
+                        self._nc,
+                        subjects.BOTS_SEAT,
+                        SeatBot(info.table_id, seat, info.game),
+                        BotSeated,
+                        timeout=max(0.1, deadline - loop.time()),
+                    )
+                except RemoteError as exc:
+                    if exc.code != codes.UNAVAILABLE or deadline - loop.time() <= pause:
+                        raise
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
         except RemoteError:
             # A bot that turns up late finds its seat no longer kept and is refused.
             def release(rec: TableRecord) -> TableRecord:
@@ -1061,12 +1278,18 @@ class Lobby:
             info = rec.info
             if info.hand_id != event.hand_id or info.status not in IN_HAND:
                 return rec
+            away = set(event.away_seats)
+            if away:
+                log.info("table %s: seats %s were away and sit out", info.table_id, sorted(away))
+            # Seats that asked to leave after the hand, and seats the engine marked away
+            # (they timed out twice in a row), are vacated: the table carries on without.
             seats: list[SeatInfo | None] = [
-                None if s is None or s.leave_after_hand else replace(s, ready=False)
-                for s in info.seats
+                None if s is None or s.leave_after_hand or i in away else replace(s, ready=False)
+                for i, s in enumerate(info.seats)
             ]
             seed, commitment = new_server_seed()
-            return TableRecord(
+            return replace(
+                rec,
                 info=replace(
                     info,
                     status="waiting",
@@ -1077,10 +1300,8 @@ class Lobby:
                 ),
                 server_seed=seed,
                 entropy=("",) * len(seats),
-                invite_code=rec.invite_code,
                 last_hand_id=event.hand_id,
-                cancelled_hand_id=rec.cancelled_hand_id,
-                bot_seats=rec.bot_seats,
+                dealing_since=0.0,
             )
 
         try:

@@ -91,6 +91,7 @@ class Stack:
             KALARO_WELCOME_GRANT="1000",
             KALARO_WS_HEARTBEAT_SECONDS="3",  # idle sockets close after 9 s (tested)
             KALARO_BOT_THINK_MS="40",  # bots think briefly, so whole hands fit in a test
+            KALARO_PRESENCE_GRACE_SECONDS="2",  # reconnecting → offline fits in a test
             PYTHONUNBUFFERED="1",
         )
         self.processes: dict[str, subprocess.Popen[bytes]] = {}

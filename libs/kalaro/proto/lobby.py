@@ -14,6 +14,10 @@ import msgspec
 
 Game = Literal["tongits", "mahjong", "kawuxing"]
 TableStatus = Literal["waiting", "dealing", "playing", "ended", "cancelled"]
+#: Whether a seat's player has a socket open on the table: ``connected`` (at least one,
+#: on any gateway), ``reconnecting`` (none now, but one within the grace period) or
+#: ``offline``.
+Presence = Literal["connected", "reconnecting", "offline"]
 
 
 class SeatInfo(msgspec.Struct, frozen=True):
@@ -22,6 +26,7 @@ class SeatInfo(msgspec.Struct, frozen=True):
     ready: bool = False
     leave_after_hand: bool = False
     is_bot: bool = False
+    presence: Presence = "offline"  # from the gateways' sockets (bots connect like anyone)
 
 
 class TableInfo(msgspec.Struct, frozen=True):
@@ -158,6 +163,9 @@ class HandFinished(msgspec.Struct, frozen=True):
     hand_id: str
     next_dealer: int | None
     voided: bool = False
+    # Seats the engine marked away (they timed out twice in a row): they sit out the
+    # next deal, vacated like seats that asked to leave after the hand.
+    away_seats: tuple[int, ...] = ()
 
 
 class CreatePractice(msgspec.Struct, frozen=True):
@@ -178,3 +186,23 @@ class AddBot(msgspec.Struct, frozen=True):
     caller: Caller
     table_id: str
     seat: int | None = None
+
+
+class ReportPresence(msgspec.Struct, frozen=True):
+    """Gateway → lobby (``lobby.presence``): the seated players of a table that have a
+    socket on it at this gateway now — all of them, so an empty ``user_ids`` says none.
+
+    ``gateway_id`` is per gateway process: several gateways' sockets for one player are
+    counted apart. Gateways send it when the set changes and again every
+    ``presence_refresh_seconds``; the lobby forgets a gateway not heard from for three
+    such periods (it crashed), so a seat is never left ``connected`` for ever.
+    """
+
+    gateway_id: str
+    table_id: str
+    user_ids: tuple[str, ...] = ()
+
+
+class PresenceNoted(msgspec.Struct, frozen=True):
+    table_id: str
+    changed: bool  # some seat's presence changed (and the table was published)

@@ -49,6 +49,7 @@ LOBBY_SET_CHAT = "lobby.chat.set"
 LOBBY_SEND_CHAT = "lobby.chat.send"
 LOBBY_CREATE_PRACTICE = "lobby.practice.create"
 LOBBY_ADD_BOT = "lobby.seats.add_bot"
+LOBBY_PRESENCE = "lobby.presence"  # internal: gateways report their seated sockets
 
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"

@@ -8,6 +8,7 @@ The engine workers the bots play against are started by the tests themselves (se
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -21,11 +22,11 @@ from services.auth.service import bootstrap, build_service
 from tests.integration.auth.harness import auth_settings
 
 
-@pytest.fixture
-async def auth(
+@asynccontextmanager
+async def auth_service(
     nc: NATS, redis: RedisLink, database_url: str, tmp_path: Path, unique: str
 ) -> AsyncIterator[AuthDeps]:
-    """A running auth service (queue group ``auth``); yields its dependencies."""
+    """The auth service (queue group ``auth``) running on its own database, while open."""
     jwks = tmp_path / "google-jwks.json"
     jwks.write_text('{"keys": []}')
     settings = auth_settings(database_url, tmp_path, jwks)
@@ -41,3 +42,12 @@ async def auth(
     finally:
         await service.stop()
         await engine.dispose()
+
+
+@pytest.fixture
+async def auth(
+    nc: NATS, redis: RedisLink, database_url: str, tmp_path: Path, unique: str
+) -> AsyncIterator[AuthDeps]:
+    """A running auth service (queue group ``auth``); yields its dependencies."""
+    async with auth_service(nc, redis, database_url, tmp_path, unique) as deps:
+        yield deps

@@ -38,7 +38,9 @@ async def lobby(
     await peer_service.start(nc)
     clock = Clock()
     prefix = f"test:{unique}:lobby:"
-    core = Lobby(nc, redis, prefix=prefix, clock=clock, wallet_timeout=2, engine_timeout=2)
+    core = Lobby(
+        nc, redis, prefix=prefix, clock=clock, wallet_timeout=2, engine_timeout=2, bots_timeout=2
+    )
     service = build_service(core)
     await service.start(nc)
     consumer = await start_hands_consumer(nc, core, durable=f"lobby-hands-{unique}")

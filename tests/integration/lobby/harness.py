@@ -22,7 +22,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
 from kalaro.bus import RemoteError, Service, ServiceError, request
-from kalaro.games.registry import game_names
+from kalaro.games.registry import game_names, rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import subjects, ws
@@ -181,6 +181,14 @@ async def refused(code: str, call: Awaitable[object]) -> str:
     return error.value.message
 
 
+def clocked(game: str, seconds: int = 30) -> dict[str, Any]:
+    """Options giving ``game`` a turn clock if its default has none (else none needed)."""
+    rules = rules_for(game)
+    if rules.options_dict(rules.options({})).get("turn_seconds", seconds) is None:
+        return {"turn_seconds": seconds}
+    return {}
+
+
 def commitment(seed_hex: str) -> str:
     return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest()
 
@@ -224,6 +232,10 @@ class LobbyHarness:
     async def create(
         self, game: lb.Game = "tongits", bet: int = 10, host: lb.Caller | None = None, **kw: Any
     ) -> lb.TableCreated:
+        """A table; without ``options``, one with a turn clock even where the game's
+        default has none (the lobby refuses a clockless table unless private and free)."""
+        if "options" not in kw:
+            kw["options"] = clocked(game)
         message = lb.CreateTable(host or self.host, game, bet, **kw)
         return await self.call(subjects.LOBBY_CREATE_TABLE, message, lb.TableCreated)
 

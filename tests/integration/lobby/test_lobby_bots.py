@@ -7,6 +7,8 @@ answers ``bots.seat`` the way the real one does: it sits a bot (a caller with th
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -224,8 +226,42 @@ async def test_practice_without_bots_is_cancelled_with_the_reason(
 
 
 async def test_practice_when_the_bots_service_is_down(lobby: LobbyHarness) -> None:
+    started = time.monotonic()
     message = await refused(codes.UNAVAILABLE, practice(lobby, lobby.user("Ana")))
     assert "bots" in message
+    assert time.monotonic() - started < 5  # asked again only within its wait (2 s here)
+
+
+async def test_practice_waits_for_a_bots_service_that_is_still_starting(
+    lobby: LobbyHarness, nc: NATS, unique: str
+) -> None:
+    """The bots service answers bots.seat only once its accounts exist (after make run
+    that took a while): the lobby asks again within its wait instead of failing."""
+    peer = BotsPeer(nc, unique)
+    service = Service("lobby-test-bots")
+    service.add(subjects.BOTS_SEAT, SeatBot, peer.seat)
+
+    async def start_late() -> None:
+        await asyncio.sleep(0.8)  # nobody answers bots.seat meanwhile
+        await service.start(nc)
+
+    late = asyncio.create_task(start_late())
+    try:
+        created = await practice(lobby, lobby.user("Ana"), "mahjong")
+        assert created.table.status == "waiting"
+        assert all(s is not None and s.is_bot for s in created.table.seats[1:])
+        assert sorted(r.seat for r in peer.asked) == [1, 2, 3]  # each asked once it answered
+    finally:
+        await late
+        await service.stop()
+
+
+async def test_practice_tables_may_play_without_a_clock(
+    lobby: LobbyHarness, bots: BotsPeer
+) -> None:
+    # Zero bet and their host's alone, like a private free table.
+    created = await practice(lobby, lobby.user("Ana"), "mahjong", options={"turn_seconds": None})
+    assert created.table.options["turn_seconds"] is None
 
 
 async def test_add_bot_is_for_the_host_at_zero_bet_tables_only(

@@ -360,3 +360,31 @@ async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness)
     info = await lobby.get(table.table_id)
     assert info.status == "waiting" and info.hand_id is None
     assert info.seed_commitment != table.seed_commitment
+
+
+async def test_seats_the_engine_marked_away_sit_out_the_next_deal(lobby: LobbyHarness) -> None:
+    table, (ana, ben, cris) = await lobby.full_table("tongits", 10)
+    dealt = await lobby.deal(lobby.host, table.table_id)
+    assert dealt.hand_id is not None
+    flag = lb.LeaveAfterHand(cris, table.table_id, True)
+    await lobby.call(subjects.LOBBY_LEAVE_AFTER_HAND, flag, lb.TableInfo)
+    # Ben timed out twice in a row: the engine names his seat in the hand's end.
+    event = lb.HandFinished(table.table_id, dealt.hand_id, 2, away_seats=(1,))
+    await lobby.nc.jetstream().publish(subjects.HAND_FINISHED, encode(event))
+
+    async def waiting() -> bool:
+        return (await lobby.get(table.table_id)).status == "waiting"
+
+    await eventually(waiting)
+    info = await lobby.get(table.table_id)
+    # Vacated like a seat that asked to leave after the hand; the table carries on.
+    assert info.seats[1] is None and info.seats[2] is None
+    assert info.seats[0] == lb.SeatInfo(ana.user_id, "Ana", ready=False)
+    assert info.dealer == 2 and info.hand_no == 1
+    # Ben may sit down again, and with a full table the next hand deals.
+    for who, seat in ((ben, 1), (cris, 2)):
+        await lobby.sit(who, table.table_id, seat=seat)
+    for who in (ana, ben, cris):
+        await lobby.ready(who, table.table_id)
+    again = await lobby.deal(lobby.host, table.table_id)
+    assert again.status == "playing" and again.hand_no == 2

@@ -12,7 +12,7 @@ from kalaro.games.registry import game_names, rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import subjects
-from tests.integration.lobby.harness import LobbyHarness, commitment, eventually
+from tests.integration.lobby.harness import LobbyHarness, commitment, eventually, refused
 
 
 async def test_create_needs_host_or_admin(lobby: LobbyHarness) -> None:
@@ -166,3 +166,30 @@ async def test_table_changed_frames_follow_every_change(lobby: LobbyHarness) -> 
     # The gateway recognises a TableChanged by its first bytes; keep that true.
     raw = [d for s, d in lobby.frames.raw if s == subjects.table_events(table_id)]
     assert all(d.startswith(b'{"type":"table"') for d in raw)
+
+
+@pytest.mark.parametrize(
+    ("game", "bet", "private"),
+    [
+        ("mahjong", 10, False),
+        ("mahjong", 0, False),  # free, but public: strangers must not wait for ever
+        ("mahjong", 10, True),  # private, but for credits
+        ("tongits", 10, False),
+    ],
+)
+async def test_a_table_without_a_turn_clock_is_refused(
+    lobby: LobbyHarness, game: lb.Game, bet: int, private: bool
+) -> None:
+    create = lobby.create(game, bet, private=private, options={"turn_seconds": None})
+    message = await refused(codes.BAD_REQUEST, create)
+    assert "turn_seconds" in message and "private" in message
+    assert lobby.frames.raw == []  # no table was made
+
+
+async def test_only_private_free_tables_may_turn_the_clock_off(lobby: LobbyHarness) -> None:
+    off = await lobby.create("mahjong", 0, private=True, options={"turn_seconds": None})
+    assert off.table.options["turn_seconds"] is None
+    tongits = await lobby.create("tongits", 0, private=True, options={"turn_seconds": None})
+    assert tongits.table.options["turn_seconds"] is None
+    clocked = await lobby.create("mahjong", 10, options={"turn_seconds": 20})
+    assert clocked.table.options["turn_seconds"] == 20
