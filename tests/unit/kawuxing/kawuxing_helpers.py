@@ -223,10 +223,14 @@ def choose(state: State, seat: int, rng: random.Random, greedy: bool) -> AnyActi
 
 
 def bot_move(state: State, rng: random.Random, greedy: bool) -> tuple[int, AnyAction]:
-    """Who moves and what: a seat waited on, its bot's choice (sometimes a time-out)."""
+    """Who moves and what: a seat waited on, its bot's choice (sometimes a time-out: 10%
+    of answers to a call window and, with the turn clock, 3% of turns)."""
     seat = rng.choice(kw.to_act(state))
-    if state.phase == "calls" and rng.random() < 0.1:
-        return seat, TimeOut()  # the call window ran out for this seat
+    if state.phase == "calls":
+        if rng.random() < 0.1:
+            return seat, TimeOut()  # the call window ran out for this seat
+    elif state.options.turn_seconds is not None and rng.random() < 0.03:
+        return seat, TimeOut()  # the turn clock ran out
     return seat, choose(state, seat, rng, greedy)
 
 

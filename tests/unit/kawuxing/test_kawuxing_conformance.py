@@ -3,7 +3,8 @@ the rules, and any hand replays exactly from (options, seed, actions).
 
 Two bots: a uniform one (mostly drawn hands, every odd move tried) and a greedy one
 (keeps connected tiles, melds, shows its hand and takes every win, so most hands end in
-a win).
+a win). Some turns and claim answers time out and are auto-played; seats that time out
+twice in a row are marked away, and the bots' choice sometimes brings them back.
 """
 
 from __future__ import annotations
@@ -106,6 +107,13 @@ def test_thousands_of_random_hands_play_by_the_rules(greedy: bool) -> None:
             seat, action = bot_move(state, rng, greedy)
             after, events = kw.apply(state, seat, action)
             _check_step(state, after, events)
+            if isinstance(action, kw.TimeOut):
+                assert events[0] == kw.TimedOut(seat=seat, away=seat in kw.away_seats(after))
+                tally["turn_time_out"] += state.phase != "calls"
+            else:
+                assert seat not in kw.away_seats(after)
+            tally["marked_away"] += seat in set(kw.away_seats(after)) - set(kw.away_seats(state))
+            tally["back"] += isinstance(action, kw.Back)
             match action:
                 case Claim(kind=kind):
                     tally[f"claim_{kind}"] += 1
@@ -123,7 +131,8 @@ def test_thousands_of_random_hands_play_by_the_rules(greedy: bool) -> None:
             state = after
         _check_result(state, tally)
     assert tally["wall_out"] and tally["discard"] and tally["self_draw"], tally
-    for seen in ("claim_pong", "claim_kong", "concealed_kong", "show_hand", "auto_discard"):
+    for seen in ("claim_pong", "claim_kong", "concealed_kong", "show_hand", "auto_discard",
+                 "turn_time_out", "marked_away", "back"):  # fmt: skip
         assert tally[seen] > 0, f"{seen} never happened in {HANDS_PER_BOT} hands: {tally}"
     if greedy:
         for seen in ("claim_win", "extended_kong", "shown_win", "chicken_win", "rob_window",

@@ -79,7 +79,7 @@ def test_apply_never_mutates_its_input(seed: bytes, rng: random.Random, greedy: 
 def _probes(state: State, rng: random.Random) -> list[tuple[int, AnyAction]]:
     """A spread of actions, legal or not, from every seat."""
     tiles = rng.sample(kw.KINDS, 5) + list(state.players[state.turn].hand[:3])
-    actions: list[AnyAction] = [Draw(), DeclareWin(), Pass(), TimeOut(), Claim("win")]
+    actions: list[AnyAction] = [Draw(), DeclareWin(), Pass(), TimeOut(), kw.Back(), Claim("win")]
     for tile in tiles:
         actions += [
             Discard(tile),
@@ -103,8 +103,9 @@ def test_illegal_actions_raise_and_change_nothing(
     for state, _, _, _ in _walk(seed, rng, greedy)[::3]:
         before = encode(state)
         for seat, action in _probes(state, rng):
+            timer = kw.pending_timer(state)
             legal = action in kw.legal_actions(state, seat) or (
-                isinstance(action, TimeOut) and state.phase == "calls" and seat in kw.to_act(state)
+                isinstance(action, TimeOut) and timer is not None and seat in timer.seats
             )
             if legal:
                 kw.apply(state, seat, action)

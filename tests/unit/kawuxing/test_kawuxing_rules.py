@@ -110,7 +110,7 @@ def test_draw_then_discard_passes_the_turn() -> None:
     raises(state, 0, Discard("3p"), "tile_not_in_hand")
     raises(state, 1, Discard("9s"), "not_your_turn")
     raises(state, 0, DeclareWin(), "hand_not_complete")
-    raises(state, 0, TimeOut(), "no_timer")
+    raises(state, 1, TimeOut(), "not_your_turn")
     state, events = kw.apply(state, 0, Discard("9s"))
     assert events == [TileDiscarded(seat=0, tile="9s")]
     assert (state.turn, state.phase, state.players[0].discards) == (1, "draw", ("9s",))
@@ -166,7 +166,7 @@ def test_win_beats_pong_and_a_pong_waits_for_a_possible_win() -> None:
 def test_a_pong_goes_ahead_when_the_winner_passes_then_the_claimer_discards() -> None:
     state = rig(WIN_OVER_PONG, front="5s")
     state, _ = play(state, [(0, Draw()), (0, Discard("5s")), (1, Claim("pong", ("5s", "5s")))])
-    state, events = kw.apply(state, 2, TimeOut())
+    state, events = kw.apply(state, 2, Pass())
     meld = kw.Meld(kind="pong", tiles=("5s",) * 3, claimed="5s", from_seat=0)
     assert events[-1] == TileClaimed(seat=1, discarder=0, meld=meld)
     assert (state.turn, state.phase, state.drawn) == (1, "discard", None)

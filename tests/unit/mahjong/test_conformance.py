@@ -4,7 +4,9 @@ every step legal and consistent, every ending right, and any hand replays exactl
 
 Two bots: a uniform one (mostly tabla hands, every odd move tried) and a greedy one
 (keeps jokers and connected tiles and takes every win, so most hands end in a win).
-Under ``pinoy`` some turns time out and are auto-played.
+Every ruleset runs the turn clock: some turns and claim answers time out and are
+auto-played, seats that time out twice in a row are marked away, and the bots' choice
+(from the legal actions) sometimes brings them back.
 """
 
 from __future__ import annotations
@@ -142,6 +144,12 @@ def test_thousands_of_random_hands_play_by_the_rules(ruleset: str, greedy: bool)
                 action = choose(state, seat, rng, greedy)
             after, events = mj.apply(state, seat, action)
             _check_step(state, seat, after, events)
+            if isinstance(action, mj.TimeOut):
+                assert events[0] == mj.TimedOut(seat=seat, away=seat in mj.away_seats(after))
+            else:
+                assert seat not in mj.away_seats(after)
+            tally["marked_away"] += seat in set(mj.away_seats(after)) - set(mj.away_seats(state))
+            tally["back"] += isinstance(action, mj.Back)
             tally["rob_window"] += any(
                 isinstance(e, mj.CallWindowOpened) and e.robbing for e in events
             )
@@ -169,6 +177,7 @@ def test_thousands_of_random_hands_play_by_the_rules(ruleset: str, greedy: bool)
     assert tally["discard"] > 0 and tally["self_draw"] > 0
     # With three jokers about, greedy bots finish before the wall runs out.
     assert tally["wall_out"] > 0 or (greedy and ruleset != "kalaro"), tally
+    assert tally["turn_time_out"] and tally["marked_away"] and tally["back"], tally
     for seen in ("claim_pong", "claim_chow", "claim_kang", "concealed_kang", "flower_in_play"):
         assert tally[seen] > 0, f"{seen} never happened in {hands} hands: {tally}"
     if greedy:
@@ -179,15 +188,13 @@ def test_thousands_of_random_hands_play_by_the_rules(ruleset: str, greedy: bool)
     # The joker rulesets: categories beyond a plain win, and the passed-win block.
     seen_categories = [name for name in mj.CATEGORIES if tally[name]]
     assert "Win by Discard Regular" in seen_categories, tally
-    if not greedy:  # the greedy bot passes a win only when its answer times out
+    if not greedy:  # the greedy bot never passes a win (a time-out claims it)
         assert tally["passed_win"] > 0, tally
     if greedy:
         assert any("Seven Pairs" in name for name in seen_categories), tally
         assert any("Eskalera" in name for name in seen_categories), tally
-    if ruleset == "pinoy":
-        assert tally["turn_time_out"] > 0, tally
-        if greedy:  # (robbing the kang is rare in random play: see test_pinoy)
-            assert tally["Concealed Hand"] > 0 and tally["All Pongs"] > 0, tally
+    if ruleset == "pinoy" and greedy:  # (robbing the kang is rare in random play: see test_pinoy)
+        assert tally["Concealed Hand"] > 0 and tally["All Pongs"] > 0, tally
 
 
 def _replay(

@@ -44,12 +44,12 @@ def test_the_joker_and_pinoy_presets() -> None:
     joker = mj.options_for("joker")
     assert (joker.jokers, joker.seven_pairs, joker.eskalera) == (True, True, True)
     assert (joker.secret_kangs, joker.passed_win_blocks) == (True, True)
-    assert (joker.robbing_the_kang, joker.special_hands, joker.turn_seconds) == (False, False, None)
+    assert (joker.robbing_the_kang, joker.special_hands, joker.turn_seconds) == (False, False, 30)
     assert joker.points == mj.DEFAULT_POINTS and joker.cap_units == 10
     pinoy = mj.options_for("pinoy")
     assert (
         msgspec.structs.replace(
-            pinoy, ruleset="joker", robbing_the_kang=False, special_hands=False, turn_seconds=None
+            pinoy, ruleset="joker", robbing_the_kang=False, special_hands=False, turn_seconds=30
         )
         == joker
     )

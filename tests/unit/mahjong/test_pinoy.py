@@ -110,10 +110,12 @@ def test_when_nobody_robs_the_kang_stands_and_the_replacement_is_drawn() -> None
     assert accounted(state)
 
 
-def test_time_out_in_the_robbing_window_is_a_pass() -> None:
+def test_time_out_in_the_robbing_window_robs_the_kang_it_may_win_on() -> None:
     state, _ = _kang_declared()
-    state, _ = mj.apply(state, 2, TimeOut())
-    assert state.players[0].melds[0].kind == "kang" and state.drawn == "6p"
+    state, events = mj.apply(state, 2, TimeOut())
+    assert events[0] == mj.TimedOut(seat=2, away=False)
+    assert isinstance(events[-1], HandWon) and events[-1].robbed_kang
+    assert mj.is_over(state) and state.players[0].melds == (PONG,)
 
 
 def test_nobody_able_to_rob_means_no_window() -> None:
@@ -156,7 +158,11 @@ def test_the_turn_timer_covers_the_whole_turn() -> None:
 def test_a_turn_time_out_draws_and_discards_the_drawn_tile() -> None:
     state = _timed()
     state, events = mj.apply(state, 0, TimeOut())
-    assert events[:2] == [TileDrawn(seat=0, tile="9s"), TileDiscarded(seat=0, tile="9s")]
+    assert events[:3] == [
+        mj.TimedOut(seat=0, away=False),
+        TileDrawn(seat=0, tile="9s"),
+        TileDiscarded(seat=0, tile="9s"),
+    ]
     assert state.players[0].hand == rig(CLAIMS).players[0].hand
     # Seat 3 holds 99s: the call window's timer takes over, and its time-out passes.
     timer = mj.pending_timer(state)
@@ -171,7 +177,7 @@ def test_a_turn_time_out_draws_and_discards_the_drawn_tile() -> None:
 def test_a_turn_time_out_after_drawing_discards_the_drawn_tile() -> None:
     state, _ = mj.apply(_timed(), 0, Draw())
     state, events = mj.apply(state, 0, TimeOut())
-    assert events[0] == TileDiscarded(seat=0, tile="9s")
+    assert events[1] == TileDiscarded(seat=0, tile="9s")
 
 
 def test_a_turn_time_out_after_a_claim_discards_the_rightmost_tile_not_a_joker() -> None:
@@ -184,7 +190,7 @@ def test_a_turn_time_out_after_a_claim_discards_the_rightmost_tile_not_a_joker()
     timer = mj.pending_timer(state)
     assert timer is not None and timer.kind == "turn" and timer.opened_at == state.step
     state, events = mj.apply(state, 1, TimeOut())
-    assert events[0] == TileDiscarded(seat=1, tile="1z")
+    assert events[1] == TileDiscarded(seat=1, tile="1z")
     assert state.players[1].hand.count("2z") == 3
 
 
@@ -193,7 +199,8 @@ def test_turn_time_outs_only_for_the_player_to_move_and_only_with_the_option() -
     with pytest.raises(IllegalAction) as caught:
         mj.apply(state, 2, TimeOut())
     assert caught.value.code == "not_your_turn"
-    plain = rig(CLAIMS, front="9s", indicator="9p", options=JOKER, discarded=True)
+    untimed = msgspec.structs.replace(JOKER, turn_seconds=None)
+    plain = rig(CLAIMS, front="9s", indicator="9p", options=untimed, discarded=True)
     assert mj.pending_timer(plain) is None
     with pytest.raises(IllegalAction) as caught:
         mj.apply(plain, 0, TimeOut())
@@ -205,7 +212,7 @@ def test_a_kalaro_table_may_run_turn_timers_too() -> None:
     state = rig(CLAIMS, front="9s", options=options, discarded=True)
     assert mj.pending_timer(state) == Timer(kind="turn", seats=(0,), seconds=15, opened_at=0)
     state, events = mj.apply(state, 0, TimeOut())
-    assert events[1] == TileDiscarded(seat=0, tile="9s")
+    assert events[2] == TileDiscarded(seat=0, tile="9s")
 
 
 def test_a_turn_time_out_that_finds_the_wall_empty_ends_the_hand() -> None:

@@ -85,7 +85,8 @@ def test_apply_never_mutates_its_input(
 def _probes(state: State, rng: random.Random) -> list[tuple[int, AnyAction]]:
     """A spread of actions, legal or not, from every seat."""
     tiles = rng.sample(KINDS, 6) + list(state.players[state.turn].hand[:3])
-    actions: list[AnyAction] = [Draw(), DeclareWin(), Pass(), TimeOut(), Claim("mahjong")]
+    actions: list[AnyAction] = [Draw(), DeclareWin(), Pass(), TimeOut(), mj.Back()]
+    actions.append(Claim("mahjong"))
     for tile in tiles:
         actions += [Discard(tile), DeclareKang(tile), Claim("pong", (tile, tile))]
     if state.call is not None:

@@ -306,7 +306,8 @@ def test_a_claim_nobody_left_can_beat_resolves_at_once() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
     state, _ = mj.apply(state, 2, Claim("pong", ("5m", "5m")))  # seat 1 only has chows
     assert (state.phase, state.turn, mj.to_act(state)) == ("discard", 2, [2])
-    assert mj.pending_timer(state) is None
+    # The claimer's turn starts: its turn clock (30 s by default) replaces the window's.
+    assert mj.pending_timer(state) == Timer(kind="turn", seats=(2,), seconds=30, opened_at=3)
 
 
 def test_chow_wins_when_the_pong_holder_passes_and_the_claimer_discards_without_drawing() -> None:
@@ -345,9 +346,9 @@ def test_the_call_window_closes_on_time_outs_as_passes() -> None:
     assert now is not None and now.seats == (1,) and now.opened_at == timer.opened_at
     state, events = mj.apply(state, 1, TimeOut())
     assert events[-1] == CallsPassed(discarder=0, tile="5m")
-    assert mj.pending_timer(state) is None
     assert (state.turn, state.phase) == (1, "draw")
-    raises(state, 1, TimeOut(), "no_timer")  # kalaro has no turn timer
+    now = mj.pending_timer(state)
+    assert now is not None and (now.kind, now.seats) == ("turn", (1,))
 
 
 def test_a_claim_made_before_the_time_out_still_counts() -> None:
@@ -591,7 +592,7 @@ def test_options_for_kalaro_and_house_rules() -> None:
     options = mj.options_for("kalaro")
     assert (options.ruleset, options.call_seconds, options.cap_units) == ("kalaro", 10, 10)
     assert not (options.jokers or options.robbing_the_kang or options.special_hands)
-    assert options.turn_seconds is None
+    assert (options.turn_seconds, options.away_after_timeouts) == (30, 2)
     assert mj.options_for("kalaro", call_seconds=5).call_seconds == 5
 
 
@@ -622,4 +623,4 @@ def test_a_hand_refuses_options_it_cannot_play() -> None:
 
 
 def test_turning_a_future_toggle_off_explicitly_is_fine() -> None:
-    assert mj.options_for("kalaro", jokers=False, turn_seconds=None) == mj.options_for("kalaro")
+    assert mj.options_for("kalaro", jokers=False, turn_seconds=30) == mj.options_for("kalaro")

@@ -19,6 +19,7 @@ from kalaro.games.kawuxing.actions import (
     CLAIM_PRIORITY,
     Action,
     AnyAction,
+    Back,
     Claim,
     ClaimKind,
     DeclareKong,
@@ -32,6 +33,7 @@ from kalaro.games.kawuxing.actions import (
 )
 from kalaro.games.kawuxing.engine import (
     apply,
+    away_seats,
     can_win_on,
     hand_size_ok,
     is_over,
@@ -53,9 +55,11 @@ from kalaro.games.kawuxing.events import (
     HandWon,
     KongDeclared,
     KongOffered,
+    Returned,
     TileClaimed,
     TileDiscarded,
     TileDrawn,
+    TimedOut,
     WallExhausted,
     event_for,
 )
@@ -88,6 +92,7 @@ from kalaro.games.kawuxing.scoring import (
 )
 from kalaro.games.kawuxing.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.kawuxing.views import CallView, MeldView, PlayerView, View, Wait, view
+from kalaro.games.mahjong.clock import Clock
 
 __all__ = [
     "ACTION_JSON_DECODER",
@@ -105,6 +110,7 @@ __all__ = [
     "Action",
     "AnyAction",
     "AnyEvent",
+    "Back",
     "CallAnswered",
     "CallView",
     "CallWindow",
@@ -114,6 +120,7 @@ __all__ = [
     "Claim",
     "ClaimKind",
     "ClaimsOffered",
+    "Clock",
     "DeclareKong",
     "DeclareWin",
     "Discard",
@@ -133,6 +140,7 @@ __all__ = [
     "Player",
     "PlayerView",
     "Result",
+    "Returned",
     "RevealedHand",
     "Score",
     "ScoreItem",
@@ -142,12 +150,14 @@ __all__ = [
     "TileDiscarded",
     "TileDrawn",
     "TimeOut",
+    "TimedOut",
     "Timer",
     "View",
     "Wait",
     "WallExhausted",
     "Win",
     "apply",
+    "away_seats",
     "can_win_on",
     "decode_action",
     "event_for",

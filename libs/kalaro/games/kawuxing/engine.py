@@ -2,7 +2,8 @@
 
 Pure functions over :class:`State`: ``apply`` returns a new state and the events of the
 move, or raises ``IllegalAction`` and leaves nothing changed. Chance is the seed given to
-``new_hand``; call windows close on ``TimeOut`` actions sent by the worker.
+``new_hand``; call windows and (with ``turn_seconds``) turns end on ``TimeOut`` actions
+sent by the worker.
 
 The turn: the player to move taps Draw (front of the wall). Holding four alike, or the
 fourth tile of an own pong, they may declare a kong and draw a replacement from the
@@ -11,12 +12,22 @@ or Show Hand: discard and lay the rest open, which must be waiting. A shown hand
 locked: its draws that do not win are discarded by the engine in the same move.
 
 The call window: after a discard, every other seat that can claim it is told privately
-what it may claim and answers ``Claim`` or ``Pass`` (``TimeOut`` = pass). Win beats
+what it may claim and answers ``Claim`` or ``Pass``. Win beats
 Kong beats Pong; no chow. Both other players may win on the same discard, so the window
 waits for every seat that could win before it gives the tile to a kong or pong. A
 chicken hand (no score item) is not offered a win on a discard: it wins only by
 self-draw — unless it is shown. The tile added to a pong for an extended kong opens the
 same kind of window, for wins only (Rob a Kong).
+
+The clock (``turn_seconds``, on by default; call windows have ``call_seconds``): when a
+timer runs out the worker sends ``TimeOut`` and the engine plays conservatively for the
+seat. A turn: draw if not drawn yet (a shown hand's draw that does not win goes out at
+once, as always); declare the win if the hand is complete; else discard the drawn tile
+(after a pong: the rightmost tile). A call window: claim the win if it is offered
+(robbing a kong included), else pass. A time-out never declares a kong, claims a pong
+or kong, nor shows the hand. After ``away_after_timeouts`` time-outs in a row the seat is
+marked away and its timers run 0 s; any move of its own, or ``Back`` (offered first to
+an away seat at any moment), clears that.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from kalaro.games.base import IllegalAction, pick, shuffled
 from kalaro.games.kawuxing.actions import (
     CLAIM_PRIORITY,
     AnyAction,
+    Back,
     Claim,
     DeclareKong,
     DeclareWin,
@@ -50,9 +62,11 @@ from kalaro.games.kawuxing.events import (
     HandWon,
     KongDeclared,
     KongOffered,
+    Returned,
     TileClaimed,
     TileDiscarded,
     TileDrawn,
+    TimedOut,
     WallExhausted,
 )
 from kalaro.games.kawuxing.hands import (
@@ -73,6 +87,7 @@ from kalaro.games.kawuxing.state import (
     State,
     Timer,
 )
+from kalaro.games.mahjong import clock
 from kalaro.games.tiles import sort_key
 
 #: The deal: three rounds of four tiles from the dealer, then one more each (13).
@@ -213,9 +228,19 @@ def _pending(call: CallWindow) -> list[int]:
 
 
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
-    """Everything ``seat`` may do now (its private claim options included)."""
+    """Everything ``seat`` may do now (its private claim options included).
+
+    A seat marked away is offered ``Back`` first, whether or not it is to move.
+    """
     if state.phase == "over":
         return []
+    if clock.is_away(state.away, seat):
+        return [Back(), *_moves(state, seat)]
+    return _moves(state, seat)
+
+
+def _moves(state: State, seat: int) -> list[AnyAction]:
+    """What ``seat`` may play now (the hand is not over)."""
     if state.phase == "calls":
         assert state.call is not None
         if seat in _pending(state.call):
@@ -250,16 +275,32 @@ def to_act(state: State) -> list[int]:
 
 
 def pending_timer(state: State) -> Timer | None:
-    """The deadline the worker must run now, if any: only call windows have one."""
-    if state.phase != "calls":
+    """The deadline the worker must run now, if any: the call window, or the turn.
+
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
+    that waits only on seats marked away runs 0 s.
+    """
+    if state.phase == "calls":
+        assert state.call is not None
+        seats = tuple(_pending(state.call))
+        gone = bool(seats) and all(clock.is_away(state.away, s) for s in seats)
+        return Timer(
+            kind="call",
+            seats=seats,
+            seconds=0 if gone else state.options.call_seconds,
+            opened_at=state.call.opened_at,
+        )
+    seconds = state.options.turn_seconds
+    if state.phase == "over" or seconds is None:
         return None
-    assert state.call is not None
-    return Timer(
-        kind="call",
-        seats=tuple(_pending(state.call)),
-        seconds=state.options.call_seconds,
-        opened_at=state.call.opened_at,
-    )
+    if clock.is_away(state.away, state.turn):
+        seconds = 0
+    return Timer(kind="turn", seats=(state.turn,), seconds=seconds, opened_at=state.turn_started)
+
+
+def away_seats(state: State) -> tuple[int, ...]:
+    """The seats marked away now (at the hand's end: to sit out the next deal)."""
+    return clock.away_seats(state.away)
 
 
 def is_over(state: State) -> bool:
@@ -298,9 +339,26 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
             new = _answer(state, seat, None, events)
         case TimeOut():
             new = _time_out(state, seat, events)
+        case Back():
+            new = _back(state, seat, events)
         case _:
             _unhandled(action)
-    return msgspec.structs.replace(new, step=state.step + 1), events
+    if isinstance(action, TimeOut):
+        away, timeouts = clock.timed_out(
+            state.away, state.timeouts, seat, SEATS, state.options.away_after_timeouts
+        )
+        events.insert(0, TimedOut(seat=seat, away=away[seat]))
+    else:
+        away, timeouts = clock.acted(state.away, state.timeouts, seat, SEATS)
+    return msgspec.structs.replace(new, step=state.step + 1, away=away, timeouts=timeouts), events
+
+
+def _back(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """An away seat is back; nothing else changes (``apply`` clears the mark)."""
+    if not clock.is_away(state.away, seat):
+        raise IllegalAction("not_away", "you are not marked away")
+    events.append(Returned(seat=seat))
+    return state
 
 
 def _unhandled(action: Never) -> NoReturn:
@@ -455,7 +513,9 @@ def _next_turn(state: State, discarder: int, events: list[AnyEvent]) -> State:
     state = msgspec.structs.replace(state, call=None, drawn=None, replacement=False)
     if not state.wall:
         return _wall_out(state, events)
-    return msgspec.structs.replace(state, turn=(discarder + 1) % SEATS, phase="draw")
+    return msgspec.structs.replace(
+        state, turn=(discarder + 1) % SEATS, phase="draw", turn_started=state.step + 1
+    )
 
 
 def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
@@ -585,12 +645,30 @@ def _safe_key(tile: str) -> int:
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """Play for a seat whose timer ran out, conservatively.
+
+    A call window: claim the win if offered, else pass. A turn: draw if not drawn, win
+    if the hand is complete, else discard the drawn tile (after a pong: the rightmost).
+    """
     if state.phase == "calls":
         assert state.call is not None
         if seat not in _pending(state.call):
             raise IllegalAction("not_your_turn", "no answer is due from you")
-        return _answer(state, seat, None, events)
-    raise IllegalAction("no_timer", "no timer is running for this seat")
+        win = Claim("win")
+        return _answer(state, seat, win if win in state.call.offers[seat] else None, events)
+    if state.options.turn_seconds is None:
+        raise IllegalAction("no_timer", "no timer is running for this seat")
+    if seat != state.turn:
+        raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
+    if state.phase == "draw":
+        state = _draw(state, seat, events)
+        if state.phase != "discard":  # a shown hand's draw went out at once (or wall out)
+            return state
+    player = state.players[seat]
+    if state.drawn is not None and is_winning(player.hand, player.melds):
+        return _declare_win(state, seat, events)
+    tile = state.drawn if state.drawn is not None else player.hand[-1]
+    return _discard(state, seat, tile, False, events)
 
 
 def _nearness(call: CallWindow, seat: int) -> int:
@@ -682,6 +760,7 @@ def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent])
         drawn=None,
         replacement=False,
         call=None,
+        turn_started=state.step + 1,
     )
     if claim.kind == "kong":
         return _take_tile(state, seat, replacement=True, events=events)

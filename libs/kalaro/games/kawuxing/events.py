@@ -125,6 +125,22 @@ class WallExhausted(Event, frozen=True, tag="wall_exhausted"):
     """No tile left to draw: the hand is a draw; only kong scores are paid."""
 
 
+class TimedOut(Event, frozen=True, tag="timed_out"):
+    """``seat``'s timer ran out; the events of the moves played for it follow.
+
+    ``away``: the seat is (now, or still) marked away.
+    """
+
+    seat: int
+    away: bool
+
+
+class Returned(Event, frozen=True, tag="returned"):
+    """``seat``, marked away, is back (it tapped Back)."""
+
+    seat: int
+
+
 AnyEvent = (
     TileDrawn
     | TileDiscarded
@@ -138,6 +154,8 @@ AnyEvent = (
     | KongOffered
     | HandWon
     | WallExhausted
+    | TimedOut
+    | Returned
 )
 
 EVENT_JSON_DECODER: msgspec.json.Decoder[AnyEvent] = msgspec.json.Decoder(AnyEvent)

@@ -29,6 +29,10 @@ class Options(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     #: House rule: most one loser pays in one hand, which is then also the hold. ``None``:
     #: the bound computed from the other options (nobody can lose more anyway).
     loss_limit: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
+    #: Seconds for a whole turn (draw and discard), auto-played on time-out; None = none.
+    turn_seconds: Annotated[int, msgspec.Meta(ge=1, le=600)] | None = 30
+    #: Time-outs in a row after which a seat is marked away (its timers then run 0 s).
+    away_after_timeouts: Annotated[int, msgspec.Meta(ge=1, le=10)] = 2
 
 
 RULESETS: dict[str, Options] = {"kawuxing": Options()}

@@ -111,19 +111,32 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     outcome: Outcome | None = None
     #: Number of actions applied so far.
     step: int = 0
+    #: ``step`` when the current turn began; identifies the turn timer.
+    turn_started: int = 0
+    #: Per seat: marked away (its timers run 0 s) until it acts or taps Back. Empty: nobody.
+    away: tuple[bool, ...] = ()
+    #: Per seat: time-outs in a row (``options.away_after_timeouts`` marks it away). Empty: 0.
+    timeouts: tuple[int, ...] = ()
 
 
 class Timer(msgspec.Struct, frozen=True):
     """A deadline the worker must run, ``seconds`` from when the window opened.
 
-    Answers do not restart it. When it passes, the worker applies ``TimeOut()`` for the
-    seats still awaited until the window is gone::
+    ``call``: a call window (a discard, or a kong that may be robbed); answers do not
+    restart it. ``turn`` (option ``turn_seconds``): the whole turn of ``seats[0]``, draw
+    and discard; a draw or kong inside the turn does not restart it. ``seconds`` is 0
+    when every seat awaited is away (a seat marked away or back gets a fresh deadline:
+    the worker keys a window by ``kind``, ``opened_at`` and ``seconds``). When it
+    passes, the worker applies ``TimeOut()`` for the seats still awaited until the
+    window is gone::
 
-        while (now := pending_timer(state)) and now.opened_at == timer.opened_at:
+        while (now := pending_timer(state)) and (now.kind, now.opened_at, now.seconds) == (
+            timer.kind, timer.opened_at, timer.seconds
+        ):
             state, events = apply(state, now.seats[0], TimeOut())
     """
 
-    kind: Literal["call"]
+    kind: Literal["call", "turn"]
     #: Seats still awaited (private to the server: it tells who may claim).
     seats: tuple[int, ...]
     seconds: int

@@ -6,7 +6,9 @@ private claim options included. Everyone sees every pong and kong, discards, the
 count, and a shown hand's concealed tiles. A concealed kong lies face down: the others
 see that it is a kong, not of what. Nobody sees another seat's concealed tiles or claim
 options, nor which seats a call window waits on, until the hand is over; then every hand
-is revealed with the result.
+is revealed with the result. Everyone sees which seats are away and the running clock
+(``Clock``): the turn's seat, or — for a call window — only the viewer's own seat when
+the window waits on it.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from __future__ import annotations
 import msgspec
 
 from kalaro.games.kawuxing.actions import AnyAction
-from kalaro.games.kawuxing.engine import can_win_on, legal_actions
+from kalaro.games.kawuxing.engine import can_win_on, legal_actions, pending_timer
 from kalaro.games.kawuxing.hands import HAND_SIZE, waits
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.scoring import Result, result
 from kalaro.games.kawuxing.state import SEATS, KongKind, Meld, MeldKind, Phase, State
+from kalaro.games.mahjong.clock import Clock, is_away
 
 
 class MeldView(msgspec.Struct, frozen=True):
@@ -83,6 +86,10 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     #: The viewer's waits while holding 13 tiles (counting 3 per meld).
     waits: tuple[Wait, ...] = ()
     result: Result | None = None
+    #: Per seat: marked away (timed out too often in a row; its timers run 0 s).
+    away: tuple[bool, ...] = (False,) * SEATS
+    #: The timer running now (``pending_timer`` without the private parts), if any.
+    clock: Clock | None = None
 
 
 def _meld_view(meld: Meld, face_up: bool) -> MeldView:
@@ -106,6 +113,17 @@ def _waits(state: State, seat: int) -> tuple[Wait, ...]:
         _, may_win = can_win_on(state, seat, tile, robbing=False, after_kong=False)
         out.append(Wait(tile=tile, self_draw_only=not may_win))
     return tuple(out)
+
+
+def _clock(state: State, seat: int | None) -> Clock | None:
+    """The running timer as ``seat`` may see it: who else a call window waits on is private."""
+    timer = pending_timer(state)
+    if timer is None:
+        return None
+    seats = timer.seats
+    if timer.kind == "call":
+        seats = (seat,) if seat is not None and seat in seats else ()
+    return Clock(kind=timer.kind, seats=seats, seconds=timer.seconds)
 
 
 def view(state: State, seat: int | None) -> View:
@@ -146,4 +164,6 @@ def view(state: State, seat: int | None) -> View:
         legal=tuple(legal_actions(state, seat)) if seat is not None else (),
         waits=_waits(state, seat) if mine and seat is not None else (),
         result=result(state),
+        away=tuple(is_away(state.away, s) for s in range(SEATS)),
+        clock=_clock(state, seat),
     )

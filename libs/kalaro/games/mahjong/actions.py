@@ -2,7 +2,8 @@
 
 Actions are imperative. A seat's legal actions are listed by ``legal_actions``, and a
 client simply sends one of them back; ``TimeOut`` is sent by the engine worker when a
-timer from ``pending_timer`` runs out, never by a player.
+timer from ``pending_timer`` runs out, never by a player. ``Back`` is offered (first)
+to a seat marked away.
 """
 
 from __future__ import annotations
@@ -54,10 +55,18 @@ class Pass(Action, frozen=True, tag="pass"):
 
 
 class TimeOut(Action, frozen=True, tag="time_out"):
-    """The seat's timer ran out (sent by the worker); in a call window it means pass."""
+    """The seat's timer ran out (sent by the worker); the engine plays for the seat.
+
+    A turn: draw if not drawn, win if the hand is complete, else discard the drawn tile.
+    A call window: claim Mahjong if offered, else pass. Never a kang, chow or pong.
+    """
 
 
-AnyAction = Draw | Discard | DeclareKang | DeclareWin | Claim | Pass | TimeOut
+class Back(Action, frozen=True, tag="back"):
+    """An away seat is back: its timers run their full length again."""
+
+
+AnyAction = Draw | Discard | DeclareKang | DeclareWin | Claim | Pass | TimeOut | Back
 
 #: Decoders for the action union, built once (JSON from clients, msgpack internally).
 ACTION_JSON_DECODER: msgspec.json.Decoder[AnyAction] = msgspec.json.Decoder(AnyAction)

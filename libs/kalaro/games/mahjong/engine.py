@@ -25,8 +25,17 @@ before the dealer's first discard wins at once (Bisaklat): checked for every sea
 the dealer's first draw is due, and for the dealer after each draw of that first turn.
 A seat that passes a winning tile (or claims something else) cannot win on another's
 tile until its next draw. An added kang may be robbed: a window where only Mahjong can
-be claimed. A turn timer's ``TimeOut`` plays the whole turn: draw if not drawn, then
-discard the drawn tile (after a claim: the rightmost tile as shown).
+be claimed.
+
+The clock (``turn_seconds``, on by default; the call window has ``call_seconds``): when
+a timer runs out the worker sends ``TimeOut`` and the engine plays conservatively for
+the seat. A turn: draw if not drawn yet; declare the win if the hand is complete
+(self-draw or Bisaklat); else discard the drawn tile (after a claim: the rightmost tile
+as shown). A call window: claim Mahjong if it is offered (robbing a kang included),
+else pass. A time-out never declares a kang nor claims a chow, pong or kang. After
+``away_after_timeouts`` time-outs in a row the seat is marked away and its timers run
+0 s; any move of its own, or ``Back`` (offered first to an away seat at any moment),
+clears that.
 """
 
 from __future__ import annotations
@@ -38,9 +47,11 @@ from typing import Never, NoReturn, TypeVar
 import msgspec
 
 from kalaro.games.base import IllegalAction, pick, shuffled
+from kalaro.games.mahjong import clock
 from kalaro.games.mahjong.actions import (
     CLAIM_PRIORITY,
     AnyAction,
+    Back,
     Claim,
     DeclareKang,
     DeclareWin,
@@ -58,9 +69,11 @@ from kalaro.games.mahjong.events import (
     FlowerReplaced,
     HandWon,
     KangDeclared,
+    Returned,
     TileClaimed,
     TileDiscarded,
     TileDrawn,
+    TimedOut,
     WallExhausted,
 )
 from kalaro.games.mahjong.hands import (
@@ -289,9 +302,19 @@ def _pending(call: CallWindow) -> list[int]:
 
 
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
-    """Everything ``seat`` may do now (its private claim options included)."""
+    """Everything ``seat`` may do now (its private claim options included).
+
+    A seat marked away is offered ``Back`` first, whether or not it is to move.
+    """
     if state.phase == "over":
         return []
+    if clock.is_away(state.away, seat):
+        return [Back(), *_moves(state, seat)]
+    return _moves(state, seat)
+
+
+def _moves(state: State, seat: int) -> list[AnyAction]:
+    """What ``seat`` may play now (the hand is not over)."""
     if state.phase == "calls":
         assert state.call is not None
         if seat in _pending(state.call):
@@ -323,20 +346,30 @@ def to_act(state: State) -> list[int]:
 def pending_timer(state: State) -> Timer | None:
     """The deadline the worker must run now, if any: the call window, or the turn.
 
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn.
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
+    that waits only on seats marked away runs 0 s.
     """
     if state.phase == "calls":
         assert state.call is not None
+        seats = tuple(_pending(state.call))
+        gone = bool(seats) and all(clock.is_away(state.away, s) for s in seats)
         return Timer(
             kind="call",
-            seats=tuple(_pending(state.call)),
-            seconds=state.options.call_seconds,
+            seats=seats,
+            seconds=0 if gone else state.options.call_seconds,
             opened_at=state.call.opened_at,
         )
     seconds = state.options.turn_seconds
     if state.phase == "over" or seconds is None:
         return None
+    if clock.is_away(state.away, state.turn):
+        seconds = 0
     return Timer(kind="turn", seats=(state.turn,), seconds=seconds, opened_at=state.turn_started)
+
+
+def away_seats(state: State) -> tuple[int, ...]:
+    """The seats marked away now (at the hand's end: to sit out the next deal)."""
+    return clock.away_seats(state.away)
 
 
 def is_over(state: State) -> bool:
@@ -373,9 +406,26 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
             new = _answer(state, seat, None, events)
         case TimeOut():
             new = _time_out(state, seat, events)
+        case Back():
+            new = _back(state, seat, events)
         case _:
             _unhandled(action)
-    return msgspec.structs.replace(new, step=state.step + 1), events
+    if isinstance(action, TimeOut):
+        away, timeouts = clock.timed_out(
+            state.away, state.timeouts, seat, SEATS, state.options.away_after_timeouts
+        )
+        events.insert(0, TimedOut(seat=seat, away=away[seat]))
+    else:
+        away, timeouts = clock.acted(state.away, state.timeouts, seat, SEATS)
+    return msgspec.structs.replace(new, step=state.step + 1, away=away, timeouts=timeouts), events
+
+
+def _back(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """An away seat is back; nothing else changes (``apply`` clears the mark)."""
+    if not clock.is_away(state.away, seat):
+        raise IllegalAction("not_away", "you are not marked away")
+    events.append(Returned(seat=seat))
+    return state
 
 
 def _unhandled(action: Never) -> NoReturn:
@@ -667,12 +717,17 @@ def _safe_key(tile: str) -> int:
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
-    """A call window's time-out passes; a turn's plays the turn: draw, then discard."""
+    """Play for a seat whose timer ran out, conservatively.
+
+    A call window: claim Mahjong if offered, else pass. A turn: draw if not drawn, win
+    if the hand is complete, else discard (:func:`_auto_discard`).
+    """
     if state.phase == "calls":
         assert state.call is not None
         if seat not in _pending(state.call):
             raise IllegalAction("not_your_turn", "no answer is due from you")
-        return _answer(state, seat, None, events)
+        win = Claim("mahjong")
+        return _answer(state, seat, win if win in state.call.offers[seat] else None, events)
     if state.options.turn_seconds is None:
         raise IllegalAction("no_timer", "no timer is running for this seat")
     if seat != state.turn:
@@ -681,6 +736,8 @@ def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
         state = _draw(state, seat, events)
         if state.phase == "over":
             return state
+    if state.drawn is not None and _self_draw_pattern(state, seat):
+        return _declare_win(state, seat, events)
     return _discard(state, seat, _auto_discard(state), events)
 
 

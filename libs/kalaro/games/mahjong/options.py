@@ -7,10 +7,13 @@ Three rulesets (``RULES.md``):
   ("secret") concealed kangs, the passed-win block, and payments by win category from
   a points table;
 - ``pinoy``: ``joker`` plus everything beyond both seeds — robbing the kang, special
-  hands (ambisyon) and turn timers with auto-play.
+  hands (ambisyon) and a shorter turn clock (20 s).
+
+Every ruleset runs a turn clock (``turn_seconds``, 30 s; None = off) with auto-play on
+time-out, and marks a seat away after ``away_after_timeouts`` time-outs in a row.
 
 A ruleset is only a set of defaults: a host may change any option (house rules), e.g.
-turn timers at a ``kalaro`` table. The one combination refused is special hands without
+robbing the kang at a ``kalaro`` table. The one combination refused is special hands without
 a points table (their payouts live in it).
 
 The points table (:class:`Points`) is keyed by the names players read: the seed's 22
@@ -158,9 +161,11 @@ class Options(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     #: Special hands (ambisyon, :data:`SPECIAL_HANDS`) add their points to the bill.
     special_hands: bool = False
     #: Seconds for a whole turn (draw and discard), auto-played on time-out; None = none.
-    turn_seconds: Annotated[int, msgspec.Meta(ge=1, le=600)] | None = None
+    turn_seconds: Annotated[int, msgspec.Meta(ge=1, le=600)] | None = 30
     #: Payments by win category from this table; None = the ``kalaro`` payments.
     points: Points | None = None
+    #: Time-outs in a row after which a seat is marked away (its timers then run 0 s).
+    away_after_timeouts: Annotated[int, msgspec.Meta(ge=1, le=10)] = 2
 
 
 _JOKER = Options(

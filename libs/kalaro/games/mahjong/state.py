@@ -112,6 +112,10 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     passed_win: tuple[bool, ...] = (False,) * SEATS
     #: ``step`` when the current turn began; identifies the turn timer.
     turn_started: int = 0
+    #: Per seat: marked away (its timers run 0 s) until it acts or taps Back. Empty: nobody.
+    away: tuple[bool, ...] = ()
+    #: Per seat: time-outs in a row (``options.away_after_timeouts`` marks it away). Empty: 0.
+    timeouts: tuple[int, ...] = ()
 
     @property
     def joker(self) -> str | None:
@@ -124,12 +128,15 @@ class Timer(msgspec.Struct, frozen=True):
 
     ``call``: a call window (a discard, or a kang that may be robbed); answers do not
     restart it. ``turn`` (option ``turn_seconds``): the whole turn of ``seats[0]``, draw
-    and discard; a draw or kang inside the turn does not restart it. When it passes,
-    the worker applies ``TimeOut()`` for the seats still awaited until the window is
-    gone (a turn's time-out plays the turn in one action, so the window changes)::
+    and discard; a draw or kang inside the turn does not restart it. ``seconds`` is 0
+    when every seat awaited is away (a seat marked away or back gets a fresh deadline:
+    the worker keys a window by ``kind``, ``opened_at`` and ``seconds``). When it
+    passes, the worker applies ``TimeOut()`` for the seats still awaited until the
+    window is gone (a turn's time-out plays the turn in one action, so the window
+    changes)::
 
-        while (now := pending_timer(state)) and (now.kind, now.opened_at) == (
-            timer.kind, timer.opened_at
+        while (now := pending_timer(state)) and (now.kind, now.opened_at, now.seconds) == (
+            timer.kind, timer.opened_at, timer.seconds
         ):
             state, events = apply(state, now.seats[0], TimeOut())
     """

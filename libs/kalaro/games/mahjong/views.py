@@ -8,7 +8,9 @@ a concealed kang too, unless the table keeps them secret (``secret_kangs``): the
 others see it face down (no tiles) until the hand ends. Nobody sees another seat's
 concealed tiles or claim options, nor which seats a call window waits on, until the
 hand is over; then every hand is revealed with the result. The points table the hand
-pays by is in ``options.points``.
+pays by is in ``options.points``. Everyone sees which seats are away and the running
+clock (``Clock``): the turn's seat, or — for a call window — only the viewer's own seat
+when the window waits on it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Literal
 import msgspec
 
 from kalaro.games.mahjong.actions import AnyAction, Claim
-from kalaro.games.mahjong.engine import legal_actions
+from kalaro.games.mahjong.clock import Clock, is_away
+from kalaro.games.mahjong.engine import legal_actions, pending_timer
 from kalaro.games.mahjong.hands import jokers_first, winning_pattern
 from kalaro.games.mahjong.options import Options
 from kalaro.games.mahjong.scoring import Result, result
@@ -83,6 +86,10 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     win_blocked: WinBlocked | None = None
     #: ``win_blocked`` in words, for the client to show.
     win_blocked_reason: str | None = None
+    #: Per seat: marked away (timed out too often in a row; its timers run 0 s).
+    away: tuple[bool, ...] = (False,) * SEATS
+    #: The timer running now (``pending_timer`` without the private parts), if any.
+    clock: Clock | None = None
 
 
 def _melds_seen(state: State, owner: int, viewer: int | None) -> tuple[Meld, ...]:
@@ -114,6 +121,17 @@ def _win_blocked(state: State, seat: int) -> WinBlocked | None:
     if blocks and state.passed_win[seat]:
         return "passed_win"
     return None
+
+
+def _clock(state: State, seat: int | None) -> Clock | None:
+    """The running timer as ``seat`` may see it: who else a call window waits on is private."""
+    timer = pending_timer(state)
+    if timer is None:
+        return None
+    seats = timer.seats
+    if timer.kind == "call":
+        seats = (seat,) if seat is not None and seat in seats else ()
+    return Clock(kind=timer.kind, seats=seats, seconds=timer.seconds)
 
 
 def view(state: State, seat: int | None) -> View:
@@ -157,4 +175,6 @@ def view(state: State, seat: int | None) -> View:
         joker=joker,
         win_blocked=blocked,
         win_blocked_reason=None if blocked is None else WIN_BLOCKED_REASONS[blocked],
+        away=tuple(is_away(state.away, s) for s in range(SEATS)),
+        clock=_clock(state, seat),
     )
