@@ -401,8 +401,9 @@ class Lobby:
 
         ``change`` is pure: it raises a :class:`ServiceError` to refuse, or returns the
         record unchanged (the same object) to do nothing, which writes and publishes
-        nothing. Every write also derives the seats' presence. ``quiet``: publish only
-        if the public info changed (presence reports, which mostly change nothing).
+        nothing. Every write also derives the seats' presence. ``quiet`` (presence
+        reports and sweeps, which mostly change nothing): publish only if the public info
+        changed, and it is no activity at a practice table.
         """
         for attempt in range(_CAS_ATTEMPTS):
             version, rec = await self._load(table_id)
@@ -429,7 +430,9 @@ class Lobby:
                 await self._redis.zrem(self._presence_due, table_id)
             else:
                 await self._note_presence_due(rec, changed)
-            if info.practice:
+            if info.practice and not quiet:
+                # Presence is not activity: the bots' sockets, re-announced by their
+                # gateway, must not keep a table its host abandoned open for ever.
                 await self._note_practice(table_id, closed=closed)
             if not quiet or _public(info) != _public(rec.info):
                 await self._publish_table(info)

@@ -348,3 +348,26 @@ async def test_bots_at_a_host_table_wait_for_the_host_to_deal(
     assert dealt.status == "playing"
     [start] = lobby.peers.starts
     assert [p.is_bot for p in start.players] == [False, True, True]
+
+
+async def test_bots_still_connected_do_not_keep_an_abandoned_practice_table(
+    lobby: LobbyHarness, bots: BotsPeer
+) -> None:
+    """The host closed the tab; the bots' sockets stay, and their gateway re-announces
+    them every period. That is presence, not activity: the table still ends when idle."""
+    core = lobby.lobby
+    ana = lobby.user("Ana")
+    table = (await practice(lobby, ana)).table
+    gone = lb.ReportPresence("gw", table.table_id, tuple(b.user_id for b in bots.seated))
+    period = core.presence_forget_seconds / 3
+    waited = 0.0
+    while waited <= core.practice_idle_seconds:
+        await lobby.call(subjects.LOBBY_PRESENCE, gone, lb.PresenceNoted)
+        lobby.clock.advance(period)
+        waited += period
+    assert [s.presence for s in (await lobby.get(table.table_id)).seats if s] == [
+        "offline",
+        "connected",
+        "connected",
+    ]
+    assert await core.end_idle_practice() == [table.table_id]
