@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -79,6 +80,12 @@ LEASE_MS = 5_000
 #: How long the worker that finished a hand has to publish its outcome before a
 #: sweeper may step in (a repeat is harmless, but the HandResult frame would show twice).
 OUTCOME_GRACE_MS = 5_000
+#: A failed outcome publish (the stream is electing a leader) is retried at once with
+#: this backoff, for this long, before the sweeper's own retries take over.
+OUTCOME_RETRY_SECONDS = 30.0
+_OUTCOME_BACKOFF = (0.1, 0.25, 0.5, 1.0, 2.0)
+#: A sweep that failed to publish an outcome tries again this soon.
+SWEEP_RETRY_MS = 2_000
 #: The timer loop's period and the sweeper's.
 TICK_SECONDS = 0.1
 #: how many tables' latest state a worker keeps to skip a read (see ``_remember``)
@@ -143,6 +150,7 @@ class EngineWorker:
         self._time_out_type = type(self.rules.time_out())
         # table id -> (version, slot, decoded state) as this worker last wrote it
         self._known: dict[str, tuple[int, Slot, Any]] = {}
+        self._retries: set[asyncio.Task[None]] = set()  # outcomes being published again
 
     # --- requests ---------------------------------------------------------------------
 
@@ -395,8 +403,11 @@ class EngineWorker:
                     log.warning("hand %s: publishing its outcome late", hand_id)
                     await self._publish_outcome(slot, version)
                     published += 1
-            except Exception:
-                log.exception("outcome of hand %s: publishing failed; will retry", hand_id)
+            except Exception as exc:
+                log.warning("outcome of hand %s: publishing failed (%r); will retry", hand_id, exc)
+                await self.slots.due_again(
+                    self.slots.outcomes_key, member, self.now_ms() + SWEEP_RETRY_MS
+                )
                 continue
             await self.slots.release(self.slots.outcomes_key, member)
         return published
@@ -420,11 +431,12 @@ class EngineWorker:
         # swallow a cancellation that lands as its future completes, and the loop then
         # ran on, so SIGTERM left the worker hanging until it was killed.
         self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        for task in (self._task, *self._retries):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = None
 
     def build_service(self) -> Service:
         """The worker's endpoints on the queue group ``engine-<game>``."""
@@ -557,10 +569,34 @@ class EngineWorker:
         if over:
             try:
                 await self._publish_outcome(new, new_version)
-            except Exception:
-                # The hand is over and stored; the sweeper publishes the outcome later.
-                log.exception("hand %s: outcome not published yet", new.hand_id)
+            except Exception as exc:
+                # The hand is over and stored. A stream whose leader just died answers
+                # again within seconds: publish again from here, soon, rather than wait
+                # for the sweeper (which also will, should this worker die).
+                log.warning("hand %s: outcome not published yet (%r); retrying", new.hand_id, exc)
+                task = asyncio.create_task(self._publish_outcome_again(new, new_version))
+                self._retries.add(task)
+                task.add_done_callback(self._retries.discard)
         return new_version
+
+    async def _publish_outcome_again(self, slot: Slot, version: int) -> None:
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + OUTCOME_RETRY_SECONDS
+        for attempt in itertools.count():
+            await asyncio.sleep(_OUTCOME_BACKOFF[min(attempt, len(_OUTCOME_BACKOFF) - 1)])
+            try:
+                await self._publish_outcome(slot, version)
+            except Exception as exc:
+                if loop.time() >= give_up or self._stopping:
+                    log.error(
+                        "hand %s: outcome still not published (%r); the sweeper will",
+                        slot.hand_id,
+                        exc,
+                    )
+                    return
+            else:
+                log.info("hand %s: outcome published after %d retries", slot.hand_id, attempt + 1)
+                return
 
     async def _publish_views(self, slot: Slot, version: int, state: Any, events: list[Any]) -> None:
         """Each seat's frame on its own subject; the audience's on the public subject."""

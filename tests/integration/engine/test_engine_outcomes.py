@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -16,6 +17,9 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
 from kalaro.bus import RemoteError, request
+from kalaro.bus.redislink import RedisLink
+from kalaro.bus.runner import connect
+from kalaro.devstack import NatsServer
 from kalaro.games.registry import rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
@@ -37,6 +41,7 @@ from tests.integration.engine.engine_helpers import (
     Feed,
     Replicas,
     decode_state,
+    eventually,
     hand_finished_events,
     last_seq,
     legal,
@@ -266,3 +271,36 @@ async def test_cancelling_a_finished_hand_voids_nothing(
     stored = await stream_messages(nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id))
     assert [msgspec.json.decode(m.data)["type"] for m in stored] == ["settle"]
     await feed.close()
+
+
+async def test_an_outcome_the_stream_refused_is_published_again_within_seconds(
+    tmp_path: Path, redis: RedisLink, unique: str, clock: FakeClock
+) -> None:
+    """The RESULTS stream has no leader for a moment (its node died): the finishing
+    worker publishes again by itself, within seconds, without waiting for the sweeper."""
+    own = NatsServer(tmp_path / "nats").start()  # its streams are this test's to break
+    workers = Replicas(own.url, redis, f"t{unique}:", clock)
+    nc = await connect(own.url, "tests")
+    try:
+        replica = await workers.start("tongits")  # no background loop: no sweeper
+        js = nc.jetstream()
+        start = start_message("tongits", unique)
+        feed = await Feed.open(nc, start.table_id, 3)
+        started = await start_hand(nc, "tongits", start)
+        await js.delete_stream(subjects.RESULTS_STREAM)  # publishes now find no stream
+        await _play_to_the_end(replica.worker, start, feed, started.version)
+        await asyncio.sleep(0.5)
+        assert feed.results == []  # not published yet: the frame goes out last
+        await replica.worker.ensure_streams()  # the stream is back
+        await eventually(lambda: len(feed.results) == 1, 5.0, "the result published again")
+        stored = await stream_messages(
+            nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id)
+        )
+        assert [msgspec.json.decode(m.data)["type"] for m in stored] == ["settle"]
+        _, slot = await load_slot(workers.store("tongits"), start.table_id)
+        assert slot.outcome_published
+        await feed.close()
+    finally:
+        await workers.stop_all()
+        await nc.close()
+        own.stop()
