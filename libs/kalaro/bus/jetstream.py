@@ -88,8 +88,12 @@ def stream_specs(settings: Settings | None = None) -> dict[str, StreamSpec]:
     }
 
 
+class _ClusterNotReady(Exception):
+    """A stream could not be placed yet: the cluster is still finding its peers."""
+
+
 # JetStream answers "not now" while a cluster elects leaders or moves a stream's replicas.
-_TRANSIENT = (NatsTimeout, TimeoutError, ServiceUnavailableError, ServerError)
+_TRANSIENT = (NatsTimeout, TimeoutError, ServiceUnavailableError, ServerError, _ClusterNotReady)
 _ATTEMPTS = 20
 
 
@@ -137,10 +141,14 @@ async def _ensure(js: JetStreamContext, spec: StreamSpec) -> StreamInfo:
     except NotFoundError:
         try:
             return await js.add_stream(wanted)
-        except BadRequestError:
+        except BadRequestError as refused:
             # Another replica created it (perhaps from an older configuration) between
-            # our look-up and our create: bring that one up to date below.
-            info = await js.stream_info(spec.name)
+            # our look-up and our create: bring that one up to date below. Or a forming
+            # cluster does not know enough peers yet ("no suitable peers for placement").
+            try:
+                info = await js.stream_info(spec.name)
+            except NotFoundError:
+                raise _ClusterNotReady(str(refused)) from refused
     have = info.config
     changes = _differences(have, wanted)
     if not changes:
