@@ -19,6 +19,7 @@ import msgspec
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
+from nats.errors import Error as NatsError
 from prometheus_client import Counter, Histogram
 from sqlalchemy.exc import OperationalError
 
@@ -51,8 +52,11 @@ class Endpoint(Generic[Req]):
 
 def _is_outage(exc: BaseException) -> bool:
     """A fault of the infrastructure rather than of the request or the code: a dropped
-    connection, Redis still loading its data after a restart, the database unreachable."""
-    if isinstance(exc, ConnectionError | TimeoutError):
+    connection, Redis still loading its data after a restart, the database unreachable,
+    a NATS request nobody answered."""
+    if isinstance(exc, ConnectionError | TimeoutError | NatsError):
+        # NATS's own errors (no responders, no stream leader, a timed-out request) are
+        # a cluster electing leaders or reconnecting.
         return True
     if isinstance(exc, ResponseError):
         return str(exc).startswith(("LOADING", "MASTERDOWN", "TRYAGAIN", "READONLY"))

@@ -49,6 +49,9 @@ LOBBY_SET_CHAT = "lobby.chat.set"
 LOBBY_SEND_CHAT = "lobby.chat.send"
 LOBBY_CREATE_PRACTICE = "lobby.practice.create"
 LOBBY_ADD_BOT = "lobby.seats.add_bot"
+# Engine -> lobby, the same HandFinished as on the EVENTS stream, sent directly while
+# that stream has no leader (internal; idempotent).
+LOBBY_HAND_FINISHED = "lobby.hands.finished"
 
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"
