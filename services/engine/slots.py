@@ -289,6 +289,11 @@ class SlotStore:
     async def release(self, key: str, member: str) -> None:
         await self._redis.zrem(key, member)
 
+    async def due_again(self, key: str, member: str, at_ms: int) -> None:
+        """Give back a claimed member early, due again at ``at_ms`` (it failed for now,
+        and its lease would otherwise keep it for the whole lease)."""
+        await self._redis.execute("ZADD", key, "XX", at_ms, member)
+
     async def save_record(self, record: HandRecord) -> None:
         await self._redis.set(
             self._records + record.hand_id, _json_encode(record), px=RECORD_TTL_MS

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -35,7 +36,7 @@ import msgspec
 from msgspec.structs import replace
 from nats.aio.client import Client as NATS
 
-from kalaro.bus import Service, ServiceError
+from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.games.base import IllegalAction, derive_seed
 from kalaro.games.registry import rules_for
@@ -55,7 +56,7 @@ from kalaro.proto.engine import (
     StartHand,
 )
 from kalaro.proto.lobby import HandFinished
-from kalaro.proto.wallet import Payment, SettleHand, VoidHand
+from kalaro.proto.wallet import Payment, SettleHand, Settlement, VoidHand
 from kalaro.proto.ws import HandResult, HandView
 from kalaro.settings import Settings
 from services.engine.slots import (
@@ -79,6 +80,15 @@ LEASE_MS = 5_000
 #: How long the worker that finished a hand has to publish its outcome before a
 #: sweeper may step in (a repeat is harmless, but the HandResult frame would show twice).
 OUTCOME_GRACE_MS = 5_000
+#: A failed outcome publish (the stream is electing a leader) is retried at once with
+#: this backoff, for this long, before the sweeper's own retries take over.
+OUTCOME_RETRY_SECONDS = 30.0
+_OUTCOME_BACKOFF = (0.1, 0.2, 0.3, 0.5)
+#: How long a StartHand waits for the previous hand's outcome to be published (a NATS
+#: leader election takes up to ~6 s), within the lobby's 10 s wait for the engine.
+START_WAIT_SECONDS = 7.0
+#: A sweep that failed to publish an outcome tries again this soon.
+SWEEP_RETRY_MS = 2_000
 #: The timer loop's period and the sweeper's.
 TICK_SECONDS = 0.1
 #: how many tables' latest state a worker keeps to skip a read (see ``_remember``)
@@ -143,6 +153,7 @@ class EngineWorker:
         self._time_out_type = type(self.rules.time_out())
         # table id -> (version, slot, decoded state) as this worker last wrote it
         self._known: dict[str, tuple[int, Slot, Any]] = {}
+        self._retries: set[asyncio.Task[None]] = set()  # outcomes being published again
 
     # --- requests ---------------------------------------------------------------------
 
@@ -182,7 +193,7 @@ class EngineWorker:
                 if not slot.outcome_published:
                     # Never overwrite a settlement nobody has sent yet. The table has moved
                     # on, so the old hand's result frame would only confuse its sockets.
-                    await self._publish_outcome(slot, version, frame=False)
+                    await self._publish_outcome_within(slot, version, START_WAIT_SECONDS)
                     continue
             fresh = Slot(
                 table_id=msg.table_id,
@@ -395,8 +406,11 @@ class EngineWorker:
                     log.warning("hand %s: publishing its outcome late", hand_id)
                     await self._publish_outcome(slot, version)
                     published += 1
-            except Exception:
-                log.exception("outcome of hand %s: publishing failed; will retry", hand_id)
+            except Exception as exc:
+                log.warning("outcome of hand %s: publishing failed (%r); will retry", hand_id, exc)
+                await self.slots.due_again(
+                    self.slots.outcomes_key, member, self.now_ms() + SWEEP_RETRY_MS
+                )
                 continue
             await self.slots.release(self.slots.outcomes_key, member)
         return published
@@ -420,11 +434,12 @@ class EngineWorker:
         # swallow a cancellation that lands as its future completes, and the loop then
         # ran on, so SIGTERM left the worker hanging until it was killed.
         self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        for task in (self._task, *self._retries):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = None
 
     def build_service(self) -> Service:
         """The worker's endpoints on the queue group ``engine-<game>``."""
@@ -557,10 +572,57 @@ class EngineWorker:
         if over:
             try:
                 await self._publish_outcome(new, new_version)
-            except Exception:
-                # The hand is over and stored; the sweeper publishes the outcome later.
-                log.exception("hand %s: outcome not published yet", new.hand_id)
+            except Exception as exc:
+                # The hand is over and stored. A stream whose leader just died answers
+                # again within seconds: publish again from here, soon, rather than wait
+                # for the sweeper (which also will, should this worker die).
+                log.warning("hand %s: outcome not published yet (%r); retrying", new.hand_id, exc)
+                task = asyncio.create_task(self._publish_outcome_again(new, new_version))
+                self._retries.add(task)
+                task.add_done_callback(self._retries.discard)
         return new_version
+
+    async def _publish_outcome_within(self, slot: Slot, version: int, seconds: float) -> None:
+        """Publish (no frame), retrying while the stream elects a leader; ``unavailable``
+        if it still cannot after ``seconds``."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + seconds
+        for attempt in itertools.count():
+            try:
+                await self._publish_outcome(slot, version, frame=False)
+            except Exception as exc:
+                if loop.time() >= give_up:
+                    raise ServiceError(
+                        codes.UNAVAILABLE,
+                        f"the last hand's result could not be recorded yet ({exc!r}); retry",
+                    ) from None
+                await asyncio.sleep(_OUTCOME_BACKOFF[min(attempt, len(_OUTCOME_BACKOFF) - 1)])
+            else:
+                return
+
+    async def _publish_outcome_again(self, slot: Slot, version: int) -> None:
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + OUTCOME_RETRY_SECONDS
+        try:
+            shown = await self._deliver_directly(slot)
+        except Exception:
+            log.warning("hand %s: direct delivery failed", slot.hand_id, exc_info=True)
+            shown = False
+        for attempt in itertools.count():
+            await asyncio.sleep(_OUTCOME_BACKOFF[min(attempt, len(_OUTCOME_BACKOFF) - 1)])
+            try:
+                await self._publish_outcome(slot, version, frame=not shown)
+            except Exception as exc:
+                if loop.time() >= give_up or self._stopping:
+                    log.error(
+                        "hand %s: outcome still not published (%r); the sweeper will",
+                        slot.hand_id,
+                        exc,
+                    )
+                    return
+            else:
+                log.info("hand %s: outcome published after %d retries", slot.hand_id, attempt + 1)
+                return
 
     async def _publish_views(self, slot: Slot, version: int, state: Any, events: list[Any]) -> None:
         """Each seat's frame on its own subject; the audience's on the public subject."""
@@ -586,6 +648,35 @@ class EngineWorker:
             )
             await publish(subject, encode(frame))
 
+    def _outcome_messages(
+        self, slot: Slot
+    ) -> tuple[SettleHand | VoidHand | None, HandFinished | None, HandResult | None]:
+        """What a decided hand sends: to the wallet (None: a zero-bet hand held nothing),
+        to the lobby (finished hands), and to the table's sockets (finished hands)."""
+        table_id, hand_id = slot.table_id, slot.hand_id
+        if slot.status != "finished":
+            return VoidHand(hand_id, table_id), None, None
+        record = hand_record(slot)
+        settle = None
+        if slot.bet > 0:  # a zero-bet (practice) hand placed no holds to settle
+            payments = tuple(
+                Payment(player.user_id, credits)
+                for player, credits in zip(slot.players, record.payments, strict=True)
+            )
+            settle = SettleHand(hand_id, payments, table_id)
+        finished = HandFinished(table_id, hand_id, next_dealer=record.result["next_dealer"])
+        shown = HandResult(
+            table_id=table_id,
+            hand_id=hand_id,
+            result=msgspec.Raw(self._json.encode(record.result)),
+            payments=record.payments,
+            players=tuple(p.user_id for p in slot.players),
+            seed_commitment=slot.seed_commitment,
+            server_seed=slot.server_seed,
+            entropy=slot.entropy,
+        )
+        return settle, finished, shown
+
     async def _publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
         """Send a finished hand's settlement (or a cancelled one's void), then mark it.
 
@@ -593,43 +684,39 @@ class EngineWorker:
         repeat is dropped by JetStream; the ``HandResult`` frame (``frame``) is plain
         NATS, which is why callers avoid repeating it.
         """
-        table_id, hand_id = slot.table_id, slot.hand_id
+        hand_id = slot.hand_id
+        to_wallet, to_lobby, shown = self._outcome_messages(slot)
         if slot.status == "finished":
-            record = hand_record(slot)
-            await self.slots.save_record(record)
-            if slot.bet > 0:  # a zero-bet (practice) hand placed no holds to settle
-                payments = tuple(
-                    Payment(player.user_id, credits)
-                    for player, credits in zip(slot.players, record.payments, strict=True)
-                )
-                await publish_once(
-                    self._js,
-                    subjects.hand_result(hand_id),
-                    SettleHand(hand_id, payments, table_id),
-                    msg_id=hand_id,
-                )
-            await publish_once(
-                self._js,
-                subjects.HAND_FINISHED,
-                HandFinished(table_id, hand_id, next_dealer=record.result["next_dealer"]),
-                msg_id=hand_id,
-            )
-            shown = HandResult(
-                table_id=table_id,
-                hand_id=hand_id,
-                result=msgspec.Raw(self._json.encode(record.result)),
-                payments=record.payments,
-                players=tuple(p.user_id for p in slot.players),
-                seed_commitment=slot.seed_commitment,
-                server_seed=slot.server_seed,
-                entropy=slot.entropy,
-            )
-            if frame:
-                await self._nc.publish(subjects.table_events(table_id), self._json.encode(shown))
-        else:
-            await publish_once(
-                self._js, subjects.hand_result(hand_id), VoidHand(hand_id, table_id), msg_id=hand_id
-            )
+            await self.slots.save_record(hand_record(slot))
+        if to_wallet is not None:
+            await publish_once(self._js, subjects.hand_result(hand_id), to_wallet, msg_id=hand_id)
+        if to_lobby is not None:
+            await publish_once(self._js, subjects.HAND_FINISHED, to_lobby, msg_id=hand_id)
+        if shown is not None and frame:
+            await self._nc.publish(subjects.table_events(slot.table_id), self._json.encode(shown))
         marked = replace(slot, outcome_published=True)
         with contextlib.suppress(StaleVersion):  # marked by another, or a new hand began
             await self.slots.save(marked, version, outcome="del", ttl_ms=DONE_SLOT_TTL_MS)
+
+    async def _deliver_directly(self, slot: Slot) -> bool:
+        """Hand a decided outcome to the wallet and the lobby by request/reply, while the
+        streams have no leader (a NATS node just died: an election takes seconds, a
+        request to a live replica milliseconds). Both apply it keyed by the hand, so the
+        stream's copy, published once it answers again, changes nothing. Then show the
+        result at the table. True when both confirmed."""
+        to_wallet, to_lobby, shown = self._outcome_messages(slot)
+        try:
+            if isinstance(to_wallet, SettleHand):
+                await request(self._nc, subjects.WALLET_SETTLE, to_wallet, Settlement, timeout=2)
+            elif isinstance(to_wallet, VoidHand):
+                await request(self._nc, subjects.WALLET_VOID, to_wallet, Settlement, timeout=2)
+            if to_lobby is not None:
+                await request(
+                    self._nc, subjects.LOBBY_HAND_FINISHED, to_lobby, HandFinished, timeout=2
+                )
+        except RemoteError as exc:
+            log.info("hand %s: direct delivery not confirmed (%s)", slot.hand_id, exc)
+            return False
+        if shown is not None:
+            await self._nc.publish(subjects.table_events(slot.table_id), self._json.encode(shown))
+        return True

@@ -56,6 +56,14 @@ def build_service(lobby: Lobby) -> Service:
     service.add(subjects.LOBBY_CREATE_PRACTICE, CreatePractice, lobby.create_practice)
     service.add(subjects.LOBBY_ADD_BOT, AddBot, lobby.add_bot)
     service.add(subjects.LOBBY_PRESENCE, ReportPresence, lobby.report_presence)
+
+    async def hand_finished(event: HandFinished) -> HandFinished:
+        # The engine's direct copy of the stream's event (see the engine worker's
+        # _deliver_directly): applied the same way, idempotently.
+        await lobby.hand_finished(event)
+        return event
+
+    service.add(subjects.LOBBY_HAND_FINISHED, HandFinished, hand_finished)
     return service
 
 

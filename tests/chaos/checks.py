@@ -10,7 +10,7 @@ import asyncio
 import json
 import statistics
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -180,6 +180,23 @@ async def check_all(
             f"cancelled hand {hand.hand_id} ({hand.game}, table {hand.table_id}): outcome "
             f"transactions {kinds} (want exactly one void)"
         )
+    # No acknowledged move was lost (Redis is killed with appendfsync always): the
+    # engine's record of each finished hand holds at least every move it acked per seat.
+    for hand in finished:
+        try:
+            record = await call(
+                journal, "record", lambda h=hand: admin.hand_record(h.table_id, h.hand_id), 30
+            )
+        except Exception as exc:
+            problems.append(f"finished hand {hand.hand_id} ({hand.game}): no record: {exc}")
+            continue
+        recorded = Counter(seat for seat, _action in record.actions)
+        lost = {s: n - recorded[s] for s, n in hand.acked.items() if recorded[s] < n}
+        if lost:
+            problems.append(
+                f"hand {hand.hand_id} ({hand.game}): acked moves missing from its record "
+                f"(seat: missing) {lost}; acked {dict(hand.acked)}, recorded {dict(recorded)}"
+            )
     # Every hand the wallet knows of (ours, and deals that failed on the way): one outcome.
     for hand_id, (status, _) in books.settlements.items():
         kinds = sorted(k for k, _ in books.outcome_txs.get(hand_id, []))

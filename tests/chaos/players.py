@@ -56,6 +56,7 @@ class HandLog:
     payments: dict[str, int] = field(default_factory=dict)  # user id -> credits
     cancelled: bool = False  # the host cancelled the table during this hand
     moves: int = 0
+    acked: Counter[int] = field(default_factory=Counter)  # seat -> moves the engine acked
 
     @property
     def ended_at(self) -> float:
@@ -266,7 +267,8 @@ class TableRunner:
         hand.result_at = hand.result_at or time.time()
         payments = self._result_of(hand.hand_id)
         if payments is None or len(payments) != len(self.players):
-            # No result frame (core NATS may drop one while a node dies): the record has it.
+            # The view shows the end before the result frame comes (late when the outcome
+            # waits for the sweeper; core NATS may drop it while a node dies): read the record.
             try:
                 record = await call(
                     self.journal,
@@ -275,7 +277,9 @@ class TableRunner:
                     30,
                 )
                 payments = record.payments
-                self.journal.note(f"hand {hand.hand_id}: no result frame; payments from record")
+                self.journal.note(
+                    f"hand {hand.hand_id}: ended, result frame not seen yet; record read"
+                )
             except Exception as exc:
                 self.journal.note(f"hand {hand.hand_id}: finished, but no record: {exc}")
                 return
@@ -334,7 +338,7 @@ class TableRunner:
             if mover is None:
                 await self._wait_change(version, hand.hand_id)
                 continue
-            _seat, socket, own = mover
+            seat, socket, own = mover
             decoded = msgspec.convert(own.view, self.view_type)
             chosen = self.brain.choose(decoded, self.rng)
             action = msgspec.to_builtins(chosen) if chosen is not None else None
@@ -358,6 +362,7 @@ class TableRunner:
                 await asyncio.sleep(0.3)
                 continue
             hand.moves += 1
+            hand.acked[seat] += 1
             if ack.version is not None:
                 await self._wait_version(socket, ack.version, hand.hand_id)
 

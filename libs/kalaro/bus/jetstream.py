@@ -88,8 +88,12 @@ def stream_specs(settings: Settings | None = None) -> dict[str, StreamSpec]:
     }
 
 
+class _ClusterNotReady(Exception):
+    """A stream could not be placed yet: the cluster is still finding its peers."""
+
+
 # JetStream answers "not now" while a cluster elects leaders or moves a stream's replicas.
-_TRANSIENT = (NatsTimeout, TimeoutError, ServiceUnavailableError, ServerError)
+_TRANSIENT = (NatsTimeout, TimeoutError, ServiceUnavailableError, ServerError, _ClusterNotReady)
 _ATTEMPTS = 20
 
 
@@ -137,10 +141,14 @@ async def _ensure(js: JetStreamContext, spec: StreamSpec) -> StreamInfo:
     except NotFoundError:
         try:
             return await js.add_stream(wanted)
-        except BadRequestError:
+        except BadRequestError as refused:
             # Another replica created it (perhaps from an older configuration) between
-            # our look-up and our create: bring that one up to date below.
-            info = await js.stream_info(spec.name)
+            # our look-up and our create: bring that one up to date below. Or a forming
+            # cluster does not know enough peers yet ("no suitable peers for placement").
+            try:
+                info = await js.stream_info(spec.name)
+            except NotFoundError:
+                raise _ClusterNotReady(str(refused)) from refused
     have = info.config
     changes = _differences(have, wanted)
     if not changes:
@@ -181,6 +189,13 @@ async def publish_once(js: JetStreamContext, subject: str, message: Any, msg_id:
     await js.publish(subject, encode(message), headers={"Nats-Msg-Id": msg_id})
 
 
+#: How long JetStream waits for an ack before it delivers a message again. A message
+#: handed to a pull request whose connection then died (its NATS node was killed) is
+#: redelivered only after this: 30 s held a settlement up for 30 s in the chaos test.
+#: Handlers take milliseconds; a slow one is merely repeated, and they are idempotent.
+ACK_WAIT_SECONDS = 5.0
+
+
 class DurableConsumer:
     """A pull consumer loop: fetch, decode, handle, ack; nak (redeliver) on failure."""
 
@@ -208,11 +223,18 @@ class DurableConsumer:
 
     async def start(self) -> None:
         js = self._nc.jetstream()
+        config = ConsumerConfig(
+            durable_name=self._durable,
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=ACK_WAIT_SECONDS,
+            filter_subject=self._subject,
+        )
+        # Create it, or bring an existing durable's ack wait to this one (pull_subscribe
+        # alone would bind to the old configuration).
+        with contextlib.suppress(Exception):
+            await js.add_consumer(self._stream, config=config)
         sub = await js.pull_subscribe(
-            self._subject,
-            durable=self._durable,
-            stream=self._stream,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30.0),
+            self._subject, durable=self._durable, stream=self._stream, config=config
         )
         self._sub = sub
         self._task = asyncio.create_task(self._loop(sub))

@@ -19,11 +19,14 @@ import msgspec
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
+from nats.errors import Error as NatsError
 from prometheus_client import Counter, Histogram
+from sqlalchemy.exc import OperationalError
 
 from kalaro.bus.client import ERROR_HEADER
 from kalaro.bus.codec import decoder, encode
 from kalaro.bus.errors import ServiceError
+from kalaro.bus.redislink import ResponseError
 from kalaro.proto import errors as codes
 from kalaro.proto.errors import ErrorReply
 
@@ -45,6 +48,19 @@ class Endpoint(Generic[Req]):
     subject: str
     request_type: type[Req]
     handler: Callable[[Req], Awaitable[msgspec.Struct]]
+
+
+def _is_outage(exc: BaseException) -> bool:
+    """A fault of the infrastructure rather than of the request or the code: a dropped
+    connection, Redis still loading its data after a restart, the database unreachable,
+    a NATS request nobody answered."""
+    if isinstance(exc, ConnectionError | TimeoutError | NatsError):
+        # NATS's own errors (no responders, no stream leader, a timed-out request) are
+        # a cluster electing leaders or reconnecting.
+        return True
+    if isinstance(exc, ResponseError):
+        return str(exc).startswith(("LOADING", "MASTERDOWN", "TRYAGAIN", "READONLY"))
+    return isinstance(exc, OperationalError)
 
 
 class Service:
@@ -123,7 +139,16 @@ class Service:
         except ServiceError as exc:
             outcome = exc.code
             await self._respond_error(msg, exc.code, exc.message)
-        except Exception:
+        except Exception as exc:
+            if _is_outage(exc):
+                # Redis or the database is down or restarting: the caller may retry
+                # (and clients do retry ``unavailable``); nothing here is a bug.
+                outcome = codes.UNAVAILABLE
+                log.warning("%s: %s unavailable: %r", self.name, endpoint.subject, exc)
+                await self._respond_error(
+                    msg, codes.UNAVAILABLE, "a store this service needs is unavailable; retry"
+                )
+                return
             outcome = codes.INTERNAL
             log.exception("%s: unhandled error on %s", self.name, endpoint.subject)
             await self._respond_error(msg, codes.INTERNAL, "internal error")

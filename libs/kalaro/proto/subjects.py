@@ -50,6 +50,9 @@ LOBBY_SEND_CHAT = "lobby.chat.send"
 LOBBY_CREATE_PRACTICE = "lobby.practice.create"
 LOBBY_ADD_BOT = "lobby.seats.add_bot"
 LOBBY_PRESENCE = "lobby.presence"  # internal: gateways report their seated sockets
+# Engine -> lobby, the same HandFinished as on the EVENTS stream, sent directly while
+# that stream has no leader (internal; idempotent).
+LOBBY_HAND_FINISHED = "lobby.hands.finished"
 
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"

@@ -111,3 +111,29 @@ async def test_versioned_store_compare_and_set(redis: object, unique: str) -> No
     )
     assert sum(1 for r in results if r == 2) == 1  # exactly one racer wins
     assert sum(1 for r in results if isinstance(r, StaleVersion)) == 9
+
+
+async def test_a_store_outage_is_unavailable_not_internal(nc: NATS, unique: str) -> None:
+    """Redis down (or still loading its data after a restart) is the caller's to retry."""
+    from kalaro.bus.redislink import RedisLink, ResponseError
+
+    service = Service("outage")
+    dead = RedisLink("redis://127.0.0.1:1/0")  # nothing listens on port 1
+
+    async def read(req: Add) -> Sum:
+        if req.a == 1:
+            await dead.get("k")
+        if req.a == 2:
+            raise ResponseError("LOADING Redis is loading the dataset in memory")
+        raise KeyError("a bug")
+
+    service.add(f"{unique}.outage", Add, read)
+    await service.start(nc)
+    try:
+        for a, code in ((1, "unavailable"), (2, "unavailable"), (3, "internal")):
+            with pytest.raises(RemoteError) as refused:
+                await request(nc, f"{unique}.outage", Add(a, 0), Sum, timeout=10)
+            assert refused.value.code == code, (a, refused.value)
+    finally:
+        await service.stop()
+        await dead.aclose()

@@ -9,25 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import msgspec
 import pytest
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
-from kalaro.bus import RemoteError, request
+from kalaro.bus import RemoteError, Service, request
+from kalaro.bus.redislink import RedisLink
+from kalaro.bus.runner import connect
+from kalaro.devstack import NatsServer
 from kalaro.games.registry import rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.engine import (
     Act,
     CancelHand,
+    GetHandRecord,
     GetView,
     HandCancelled,
     HandStarted,
     StartHand,
 )
-from kalaro.proto.wallet import SettleHand, VoidHand
+from kalaro.proto.lobby import HandFinished
+from kalaro.proto.wallet import SettleHand, Settlement, VoidHand
 from kalaro.proto.ws import HandView
 from services.engine.slots import Slot
 from services.engine.worker import OUTCOME_GRACE_MS, EngineWorker
@@ -37,6 +43,7 @@ from tests.integration.engine.engine_helpers import (
     Feed,
     Replicas,
     decode_state,
+    eventually,
     hand_finished_events,
     last_seq,
     legal,
@@ -266,3 +273,94 @@ async def test_cancelling_a_finished_hand_voids_nothing(
     stored = await stream_messages(nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id))
     assert [msgspec.json.decode(m.data)["type"] for m in stored] == ["settle"]
     await feed.close()
+
+
+async def test_an_outcome_the_stream_refused_is_published_again_within_seconds(
+    tmp_path: Path, redis: RedisLink, unique: str, clock: FakeClock
+) -> None:
+    """The RESULTS stream has no leader for a moment (its node died): the finishing
+    worker publishes again by itself, within seconds, without waiting for the sweeper."""
+    own = NatsServer(tmp_path / "nats").start()  # its streams are this test's to break
+    workers = Replicas(own.url, redis, f"t{unique}:", clock)
+    nc = await connect(own.url, "tests")
+    try:
+        replica = await workers.start("tongits")  # no background loop: no sweeper
+        js = nc.jetstream()
+        start = start_message("tongits", unique)
+        feed = await Feed.open(nc, start.table_id, 3)
+        started = await start_hand(nc, "tongits", start)
+        await js.delete_stream(subjects.RESULTS_STREAM)  # publishes now find no stream
+        await _play_to_the_end(replica.worker, start, feed, started.version)
+        await asyncio.sleep(0.5)
+        assert feed.results == []  # not published yet: the frame goes out last
+        await replica.worker.ensure_streams()  # the stream is back
+        await eventually(lambda: len(feed.results) == 1, 5.0, "the result published again")
+        stored = await stream_messages(
+            nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id)
+        )
+        assert [msgspec.json.decode(m.data)["type"] for m in stored] == ["settle"]
+        _, slot = await load_slot(workers.store("tongits"), start.table_id)
+        assert slot.outcome_published
+        await feed.close()
+    finally:
+        await workers.stop_all()
+        await nc.close()
+        own.stop()
+
+
+async def test_while_the_stream_has_no_leader_the_outcome_goes_to_the_wallet_directly(
+    tmp_path: Path, redis: RedisLink, unique: str, clock: FakeClock
+) -> None:
+    """A stream's election takes seconds; the wallet and the lobby answer requests at
+    once. They get the outcome directly, and the stream's copy later changes nothing."""
+    own = NatsServer(tmp_path / "nats").start()
+    workers = Replicas(own.url, redis, f"t{unique}:", clock)
+    nc = await connect(own.url, "tests")
+    settled: list[SettleHand] = []
+    finished: list[HandFinished] = []
+
+    async def settle(req: SettleHand) -> Settlement:
+        settled.append(req)
+        return Settlement(req.hand_id, "settled", req.payments)
+
+    async def hand_finished(req: HandFinished) -> HandFinished:
+        finished.append(req)
+        return req
+
+    peers = Service("wallet-and-lobby")
+    peers.add(subjects.WALLET_SETTLE, SettleHand, settle)
+    peers.add(subjects.LOBBY_HAND_FINISHED, HandFinished, hand_finished)
+    await peers.start(nc)
+    try:
+        replica = await workers.start("tongits")
+        start = start_message("tongits", unique)
+        feed = await Feed.open(nc, start.table_id, 3)
+        started = await start_hand(nc, "tongits", start)
+        await nc.jetstream().delete_stream(subjects.RESULTS_STREAM)
+        await _play_to_the_end(replica.worker, start, feed, started.version)
+        await eventually(lambda: len(feed.results) == 1, 3.0, "the result shown at once")
+        assert [s.hand_id for s in settled] == [start.hand_id]
+        assert [f.hand_id for f in finished] == [start.hand_id]
+        record = await replica.worker.get_record(GetHandRecord(start.hand_id))
+        assert [p.amount for p in settled[0].payments] == list(record.payments)
+        _, slot = await load_slot(workers.store("tongits"), start.table_id)
+        assert not slot.outcome_published  # the durable copy is still owed
+        await replica.worker.ensure_streams()
+        for _ in range(100):
+            _, slot = await load_slot(workers.store("tongits"), start.table_id)
+            if slot.outcome_published:
+                break
+            await asyncio.sleep(0.05)
+        assert slot.outcome_published, "the stream's copy was never published"
+        stored = await stream_messages(
+            nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id)
+        )
+        assert [msgspec.json.decode(m.data)["type"] for m in stored] == ["settle"]
+        await asyncio.sleep(0.2)
+        assert len(feed.results) == 1  # shown once
+        await feed.close()
+    finally:
+        await peers.stop()
+        await workers.stop_all()
+        await nc.close()
+        own.stop()
