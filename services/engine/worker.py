@@ -113,8 +113,10 @@ def _stale(expected: int, current: int) -> ServiceError:
 
 
 def _timer_window(timer: Any) -> str:
-    """Which window a timer belongs to: answers inside it do not restart its clock."""
-    return f"{timer.kind}:{getattr(timer, 'opened_at', '')}"
+    """Which window a timer belongs to: moves and answers inside it do not restart its
+    clock, but a change of its length does (a seat marked away is played at once; one
+    back from away gets the whole clock again)."""
+    return f"{timer.kind}:{getattr(timer, 'opened_at', '')}:{timer.seconds}"
 
 
 class EngineWorker:
@@ -664,7 +666,12 @@ class EngineWorker:
                 for player, credits in zip(slot.players, record.payments, strict=True)
             )
             settle = SettleHand(hand_id, payments, table_id)
-        finished = HandFinished(table_id, hand_id, next_dealer=record.result["next_dealer"])
+        finished = HandFinished(
+            table_id,
+            hand_id,
+            next_dealer=record.result["next_dealer"],
+            away_seats=self.rules.away_seats(self._state_decoder.decode(slot.state)),
+        )
         shown = HandResult(
             table_id=table_id,
             hand_id=hand_id,

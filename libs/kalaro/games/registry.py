@@ -2,7 +2,8 @@
 
 Every game package exposes the same pure functions (``new_hand``, ``legal_actions``,
 ``apply``, ``view``, ``result``, ``to_act``, ``pending_timer``, ``is_over``,
-``event_for``, ``options_for``, ``max_loss_units``) and its own message unions.
+``event_for``, ``options_for``, ``max_loss_units``, ``away_seats``) and its own message
+unions.
 :class:`GameRules` gathers them so the lobby, the engine worker, the verifier and the
 bots handle any game the same way. Adding a game is a new package plus one line in
 :data:`_PACKAGES`.
@@ -66,6 +67,7 @@ class GameRules:
     is_over: Callable[[Any], bool]
     event_for: Callable[[Any, int | None], Any]
     time_out: Callable[[], Any]  # the game's TimeOut action
+    away_seats: Callable[[Any], tuple[int, ...]]  # seats marked away (they sit out next)
     decode_action: Callable[[bytes | str], Any]  # JSON; raises msgspec errors
     dealt: Callable[[Any], tuple[tuple[str, ...], ...]]  # each seat's deal, from new_hand
 
@@ -114,6 +116,7 @@ def rules_for(game: str) -> GameRules:
         is_over=package.is_over,
         event_for=package.event_for,
         time_out=package.TimeOut,
+        away_seats=package.away_seats,
         decode_action=package.ACTION_JSON_DECODER.decode,
         dealt=_DEALT[game],
     )

@@ -180,7 +180,7 @@ async def test_mahjong_call_window_passes_for_everyone_silent_after_a_short_wind
     js_nc: NATS, workers: Replicas, unique: str
 ) -> None:
     nc = js_nc
-    options = {"call_seconds": 1}
+    options = {"call_seconds": 1, "turn_seconds": None}  # only the call window's clock
     scenario = mahjong_call_window(options, waiting=2)
     await workers.start("mahjong", background=True, now_ms=wall_clock)
     start = start_message(
@@ -206,7 +206,7 @@ async def test_mahjong_call_window_passes_for_everyone_silent_after_a_short_wind
     closed = feed.public_views[window + 1]
     assert closed["view"]["phase"] == "draw"
     assert closed["deadline_ms"] is None
-    assert [e["type"] for e in closed["events"]] == ["calls_passed"]
+    assert [e["type"] for e in closed["events"]] == ["timed_out", "timed_out", "calls_passed"]
     _, slot = await load_slot(workers.store("mahjong"), start.table_id)
     timed_out = slot.actions[len(scenario.actions) :]
     assert sorted(seat for seat, _ in timed_out) == waiting
@@ -232,3 +232,36 @@ async def test_stop_ends_the_timer_loop_even_if_a_cancellation_is_swallowed(
     # (not wait_for's TimeoutError: stop() itself suppresses the CancelledError)
     assert time.monotonic() - started < 2, "stop() hung until it was cancelled"
     assert swallowed == [True]
+
+
+async def test_an_away_seat_is_played_at_once_and_back_gets_the_whole_clock(
+    js_nc: NATS, workers: Replicas, unique: str, clock: FakeClock
+) -> None:
+    """A seat away is due at once; one that taps Back on its own turn gets a fresh
+    full clock (the window is keyed by its length too, not only by the turn)."""
+    nc = js_nc
+    replica = await workers.start("tongits")
+    worker = replica.worker
+    start = start_message("tongits", unique, options={"turn_seconds": 30})
+    await start_hand(nc, "tongits", start)
+    store = workers.store("tongits")
+    # Nobody moves: every seat times out twice in a row and is away.
+    for _ in range(6):
+        clock.advance(30_000)
+        assert await worker.fire_due_timers() == 1
+    version, slot = await load_slot(store, start.table_id)
+    state = decode_state("tongits", slot)
+    assert all(state.away)
+    assert slot.deadline_ms == clock.now  # away: its turn is due at once
+    seat = state.turn
+
+    acted = await send_act(
+        nc, "tongits", start.table_id, start.players[seat].user_id, version, {"type": "back"}
+    )
+    _, slot = await load_slot(store, start.table_id)
+    assert slot.deadline_ms == clock.now + 30_000  # back: the whole clock again
+    assert await worker.fire_due_timers() == 0  # nothing is due now
+    clock.advance(30_000)
+    assert await worker.fire_due_timers() == 1
+    _, slot = await load_slot(store, start.table_id)
+    assert decode_state("tongits", slot).turn != seat and acted.version > version
