@@ -3,7 +3,12 @@
 import * as api from "../api.js";
 import { credits, field, h, mount, toast } from "../dom.js";
 import { ask, inform } from "./dialogs.js";
-import { rulesPanel } from "./table-mahjong.js";
+import { clockFact } from "./clock.js";
+import * as mahjong from "./table-mahjong.js";
+import * as tongits from "./table-tongits.js";
+
+// Each game's rules disclosure (Ka Wu Xing's is drawn by the tile module too).
+const rulesPanel = (t, opts) => ({ tongits, mahjong, kawuxing: mahjong })[t.game]?.rulesPanel(t, opts) || null;
 
 const POLL_MS = 5000;
 const GAMES = { tongits: "Tongits", mahjong: "Mahjong", kawuxing: "Ka Wu Xing" };
@@ -84,6 +89,7 @@ export function render(root, app) {
           h("span.fact", {}, `${taken}/${t.seats.length} seated`),
           h("span.fact", {}, t.private ? "Private" : "Public"),
           h("span.fact", {}, t.ruleset),
+          clockFact(t),
           t.max_loss ? h("span.fact", { title: "Available credits needed to sit" }, `Needs ${credits(t.max_loss)}`) : null,
         ),
         h("p.status", {}, status),

@@ -6,14 +6,15 @@
 // table's rules with its points table (`rulesPanel`, also shown in the lobby).
 
 import { h } from "../dom.js";
+import { countdown } from "./clock.js";
 import { sortTiles, tileBack, tileButton, tileLabel, tileView } from "../tiles.js";
 import { extras, humanize } from "./extras.js";
 import { first, ofType } from "./legal.js";
 
 const WINDS = ["東", "南", "西", "北"];
 const WIND_NAMES = ["East", "South", "West", "North"];
-const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits", "joker", "win_blocked", "win_blocked_reason"];
-const KNOWN_ACTIONS = ["draw", "discard", "show_hand", "declare_kang", "declare_kong", "declare_win", "claim", "pass", "time_out"];
+const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits", "joker", "win_blocked", "win_blocked_reason", "away", "clock"];
+const KNOWN_ACTIONS = ["draw", "discard", "show_hand", "declare_kang", "declare_kong", "declare_win", "claim", "pass", "time_out", "back"];
 const CLAIM_LABEL = { mahjong: "Mahjong!", win: "Win!", kang: "Kang", kong: "Kong", pong: "Pong", chow: "Chow" };
 const KANGS = ["declare_kang", "declare_kong"];
 // Where each seat sits, counted from the viewer, for 4 and 3 players.
@@ -77,7 +78,9 @@ function seatArea(ctx, s, where) {
       ctx.seat === s ? null : h("span.hand-count", { "aria-label": `${p.hand_size} concealed tiles` },
         open ? null : h("span.mini-wall", { "aria-hidden": "true" }, Array.from({ length: Math.min(p.hand_size, 17) }, () => tileBack({ small: true }))),
         h("span.count", {}, String(p.hand_size))),
-      acting ? h("span.chip.turn", {}, "to play") : null),
+      ctx.markers ? ctx.markers(s) : null,
+      acting ? h("span.chip.turn", {}, "to play") : null,
+      ctx.clockOf ? ctx.clockOf(s) : null),
     open ? h("div.mj-exposed.shown-hand", { "aria-label": `${ctx.name(s)}'s shown hand` },
       h("span.small", { "aria-hidden": "true" }, "Shown hand:"),
       sortTiles(p.hand).map((t) => tileView(t, { small: true }))) : null,
@@ -96,7 +99,7 @@ function center(ctx) {
     view.joker ? jokerBox(view.joker) : null,
     h("div.wall", { "aria-label": `Wall: ${view.wall_count} tiles left` }, h("span.wall-icon", { "aria-hidden": "true" }, tileBack()), h("span", {}, "Wall "), h("strong#wall-count", {}, String(view.wall_count))),
     view.call ? h("div.call-tile", {}, h("span.small", {}, `${ctx.name(view.call.discarder)} discarded`), tileView(view.call.tile),
-      frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) } }, "") : null) : null,
+      frame.deadline_ms ? countdown(frame.deadline_ms) : null) : null,
     view.waits?.length ? h("div.waits", { "aria-label": "Tiles that would complete your hand" }, h("span.small", {}, "Waiting on"),
       view.waits.map((w) => h("span.wait", { title: w.self_draw_only ? "self-draw only" : "" }, tileView(w.tile, { small: true }), w.self_draw_only ? h("small", {}, "self-draw") : null))) : null,
     extras(view, KNOWN_VIEW, "mahjong"));
@@ -121,7 +124,7 @@ function claimPrompt(ctx) {
       }, h("span", {}, CLAIM_LABEL[c.kind] || humanize(c.kind)),
       c.tiles.length ? h("span.tile-row", { "aria-hidden": "true" }, sortTiles([...c.tiles, tile]).map((t) => tileView(t, { small: true }))) : null)),
       pass ? h("button#pass", { type: "button", dataset: { action: "pass" }, disabled: ctx.busy, onclick: () => ctx.act(pass) }, "Pass") : null,
-      frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) }, "aria-label": "seconds left" }, "") : null));
+      frame.deadline_ms ? countdown(frame.deadline_ms, { big: true }) : null));
 }
 
 // Which copy the player tapped (tiles of a kind are interchangeable; this only keeps
@@ -214,6 +217,7 @@ function hint(ctx) {
   if (seat === null || seat === undefined) return "You are watching: concealed tiles stay hidden until the hand ends.";
   const legal = view.legal || [];
   if (view.phase === "over") return "The hand is over.";
+  if (view.away?.[seat]) return "You are away: the server plays your turns until you tap I'm back (or make a move).";
   if (ofType(legal, "claim").length) return "You can claim this discard — choose, or pass.";
   if (first(legal, "pass")) return "Pass or wait for the call window to close.";
   if (view.phase === "calls") return "Waiting for claims on the discard…";
@@ -238,6 +242,7 @@ export function renderHand(ctx) {
     claimPrompt(ctx),
     h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? myHand(ctx) : null,
+    seated ? ctx.turnStatus : null,
     seated ? actionBar(ctx) : null);
 }
 
@@ -277,9 +282,11 @@ const SPECIAL_HANDS = ["All Pongs", "Pure One Suit", "All Honours", "Big Three D
  *  disclosure (null for other games). `open` keeps it open across redraws. */
 export function rulesPanel(table, { open = false } = {}) {
   const o = table.options || {};
+  if (table.game === "kawuxing" && o.ruleset) return kawuxingRules(table, o, open);
   if (table.game !== "mahjong" || !o.ruleset) return null;
   const on = SWITCHES.filter(([key]) => o[key]).map(([, text]) => h("li", {}, text));
   const timers = [`Claim window ${o.call_seconds} s`, o.turn_seconds ? `turn timer ${o.turn_seconds} s (auto-play on time-out)` : "no turn timer"];
+  if (o.turn_seconds && o.away_after_timeouts) timers.push(`marked away after ${o.away_after_timeouts} time-out${o.away_after_timeouts > 1 ? "s" : ""} in a row`);
   const entries = Object.entries(o.points || {}).filter(([name]) => o.special_hands || !SPECIAL_HANDS.includes(name));
   const isCategory = ([name]) => /^(Win by|Bisaklat)/.test(name);
   return h("details.rules", { open, dataset: { tableId: table.table_id } },
@@ -299,4 +306,18 @@ function pointsTable(title, entries) {
   return h("table.points", {},
     h("caption", {}, title),
     h("tbody", {}, entries.map(([name, units]) => h("tr", { dataset: { entry: name } }, h("th", { scope: "row" }, name), h("td.num", {}, String(units))))));
+}
+
+/** Ka Wu Xing has one ruleset: its house rules and clocks. */
+function kawuxingRules(table, o, open) {
+  const lines = [
+    `Claim window ${o.call_seconds} s`,
+    o.turn_seconds ? `turn timer ${o.turn_seconds} s (auto-play on time-out)` : "no turn timer",
+    o.turn_seconds && o.away_after_timeouts ? `marked away after ${o.away_after_timeouts} time-out${o.away_after_timeouts > 1 ? "s" : ""} in a row` : null,
+  ].filter(Boolean);
+  return h("details.rules", { open, dataset: { tableId: table.table_id } },
+    h("summary", { "aria-label": "Rules of this table: Ka Wu Xing" }, "Rules: Ka Wu Xing"),
+    h("div.rules-body", {},
+      h("p.small", {}, `${lines.join("; ")}.`),
+      h("p.small", {}, `Score cap ${o.cap ? `×${o.cap}` : "none"}${o.kong_on_kong ? "; kong on kong doubles" : ""}${o.loss_limit ? `; a loser pays at most ${o.loss_limit}` : ""}.`)));
 }

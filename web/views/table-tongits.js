@@ -3,10 +3,11 @@
 
 import { cardBack, cardButton, cardValue, cardView, sortCards } from "../cards.js";
 import { h } from "../dom.js";
+import { countdown } from "./clock.js";
 import { humanize } from "./extras.js";
 import { first, matching, ofType } from "./legal.js";
 
-const KNOWN_ACTIONS = ["draw", "take_discard", "meld", "expose_secret_set", "lay_off", "discard", "call_draw", "fight", "fold", "time_out"];
+const KNOWN_ACTIONS = ["draw", "take_discard", "meld", "expose_secret_set", "lay_off", "discard", "call_draw", "fight", "fold", "time_out", "back"];
 const ENDINGS = { tongits: "Tongits", stock_out: "Stock out", draw: "Draw" };
 
 export function concealed(view) {
@@ -66,7 +67,9 @@ function playerArea(ctx, s, { bottom = false } = {}) {
       bottom ? null : h("span.hand-count", { "aria-label": `${size} cards in hand` },
         h("span.mini-fan", { "aria-hidden": "true" }, Array.from({ length: Math.min(size, 13) }, () => cardBack({ small: true }))),
         h("span.count", {}, `${size}`)),
-      turn ? h("span.chip.turn", {}, "to play") : null),
+      ctx.markers ? ctx.markers(s) : null,
+      turn ? h("span.chip.turn", {}, "to play") : null,
+      ctx.clockOf ? ctx.clockOf(s) : null),
     h("div.melds", { "aria-label": `${ctx.name(s)}'s melds` },
       melds.length ? melds.map((m) => meldBox(m, ctx)) : h("span.muted.small", {}, "No melds yet")));
 }
@@ -109,8 +112,8 @@ function drawCallPanel(ctx) {
       ? h("div.prompt-actions", {},
         h("button.primary#fight", { type: "button", disabled: !fight || ctx.busy, onclick: () => ctx.act(fight), dataset: { action: "fight" } }, "Fight"),
         h("button#fold", { type: "button", disabled: !fold || ctx.busy, onclick: () => ctx.act(fold), dataset: { action: "fold" } }, "Fold"),
-        frame.deadline_ms ? h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) }, "aria-label": "seconds left" }, "") : null)
-      : h("p.muted", {}, "Waiting for the answers…", frame.deadline_ms ? [" ", h("span.countdown", { dataset: { deadline: String(frame.deadline_ms) } }, "")] : null));
+        frame.deadline_ms ? countdown(frame.deadline_ms, { big: true }) : null)
+      : h("p.muted", {}, "Waiting for the answers…", frame.deadline_ms ? [" ", countdown(frame.deadline_ms)] : null));
 }
 
 function myHand(ctx) {
@@ -164,6 +167,7 @@ function hint(ctx) {
   if (seat === null || seat === undefined) return "You are watching: nobody's cards are shown until the hand ends.";
   const legal = view.legal_actions || [];
   if (view.phase === "over") return "The hand is over.";
+  if (view.away?.[seat]) return "You are away: the server plays your turns until you tap I'm back (or make a move).";
   if (view.phase === "answers") return first(legal, "fight") ? "Fight or fold?" : "Waiting for answers to the Draw call…";
   if (!legal.length) return `Waiting for ${ctx.name(view.turn)}…`;
   if (view.phase === "start") {
@@ -185,6 +189,34 @@ export function renderHand(ctx) {
     h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? playerArea(ctx, seat, { bottom: true }) : null,
     seated ? myHand(ctx) : null,
+    seated ? ctx.turnStatus : null,
     seated ? actionBar(ctx) : null,
     view.result ? h("p.muted", {}, `Hand over: ${ENDINGS[view.result.ending] || view.result.ending}.`) : null);
+}
+
+const RULESET_NAMES = { kalaro: "KaLaro", classic: "Classic" };
+
+/** A Tongits table's rules — deadwood, ties, switches, payments and its clocks — as a
+ *  disclosure (null for other games). `open` keeps it open across redraws. */
+export function rulesPanel(table, { open = false } = {}) {
+  const o = table.options || {};
+  if (table.game !== "tongits" || !o.ruleset) return null;
+  const rules = [
+    o.deadwood === "outside_melds" ? "Deadwood: only the cards outside your melds count" : "Deadwood: every card left in your hand counts",
+    `A Draw tie goes to the ${o.draw_tie === "fighter" ? "fighter" : "caller"}`,
+    o.stock_out_tie === "last_drawer" ? "Stock out tie: the last drawer wins" : "Stock out tie: the winners split",
+    o.sapaw_blocks_call ? "A lay-off on your melds (sapaw) blocks your next Draw call" : null,
+    o.secret_sets ? "Secret sets: a four-card set may be exposed face down" : null,
+    `Payments: table ${o.payments === "table_b" ? "B" : "A"}`,
+  ].filter(Boolean);
+  const clocks = [
+    o.turn_seconds ? `Turn clock ${o.turn_seconds} s (on time-out we draw and discard for you)` : "No turn clock",
+    `Fight/Fold ${o.fight_seconds} s (on time-out: fold)`,
+    o.turn_seconds && o.away_after_timeouts ? `marked away after ${o.away_after_timeouts} time-out${o.away_after_timeouts > 1 ? "s" : ""} in a row` : null,
+  ].filter(Boolean);
+  return h("details.rules", { open, dataset: { tableId: table.table_id } },
+    h("summary", { "aria-label": `Rules of this table: ${RULESET_NAMES[o.ruleset] || o.ruleset}` }, "Rules: ", RULESET_NAMES[o.ruleset] || o.ruleset),
+    h("div.rules-body", {},
+      h("ul.rule-list", {}, rules.map((r) => h("li", {}, r))),
+      h("p.small.clock-rules", {}, `${clocks.join("; ")}.`)));
 }

@@ -9,6 +9,7 @@ import * as api from "../api.js";
 import { announce, credits, h, mount, toast } from "../dom.js";
 import { ask, confirmDialog } from "./dialogs.js";
 import { renderResult } from "./result.js";
+import { autoPlayText, clockFact, clockSeats, countdown, seatMarkers, startTicker, turnStatus } from "./clock.js";
 import * as tongits from "./table-tongits.js";
 import * as mahjong from "./table-mahjong.js";
 
@@ -31,6 +32,7 @@ export async function render(root, app) {
     busy: false,
     names: new Map(), // user id -> display name (kept after players leave, for results)
     lastPrompt: "",
+    notice: null, // "Time ran out: …" after the server played for you (until you move)
   };
   window.kalaro.tableState = state; // for the console and browser tests
 
@@ -121,6 +123,7 @@ export async function render(root, app) {
     try {
       await socket.act(tableId, action);
       state.selection = [];
+      state.notice = null;
     } catch (err) {
       toast(err.message, "error");
     } finally {
@@ -176,6 +179,7 @@ export async function render(root, app) {
           h("span.fact.bet", {}, t.bet ? `Bet ${credits(t.bet)}` : "Free play"),
           h("span.fact", {}, t.ruleset),
           t.private ? h("span.fact", {}, "Private") : null,
+          clockFact(t),
           h("span.fact.status#table-status", { dataset: { status: t.status } }, statusText),
           seat === null ? h("span.fact.watching#watching", {}, "Watching") : h("span.fact.you", {}, `You: seat ${seat + 1}`),
           invite ? h("span.fact", {}, "Invite code: ", h("code#invite-code", {}, invite)) : null,
@@ -200,6 +204,7 @@ export async function render(root, app) {
           if (dealer === i) bits.push(h("span.chip.dealer", { title: "Dealer", "aria-label": "dealer" }, "D"));
           if (s.user_id === t.host_id) bits.push(h("span.chip.host", { title: "Host" }, "Host"));
           if (s.is_bot) bits.push(h("span.chip", {}, "Bot"));
+          bits.push(...seatMarkers(t, inHand() ? view : null, i));
           if (waiting) bits.push(h(`span.ready${s.ready ? ".yes" : ".no"}`, {}, s.ready ? "✓ Ready" : "Not ready"));
           if (s.leave_after_hand) bits.push(h("span.chip.leaving", {}, "Leaving after this hand"));
           if (inHand() && toAct.has(i)) bits.push(h("span.chip.turn", {}, "to play"));
@@ -261,6 +266,21 @@ export async function render(root, app) {
         setSelection: (sel) => { state.selection = sel; drawFelt(); },
         setSort: (s) => { state.sort = s; drawFelt(); },
         act,
+        // Away / reconnecting / offline chips and the running clock of seat i (not
+        // yours: yours is in `turnStatus`, by your moves).
+        markers: (i) => seatMarkers(t, state.frame.view, i),
+        clockOf: (i) => (i !== state.frame.seat && clockSeats(state.frame).has(i) ? countdown(state.frame.deadline_ms) : null),
+        turnStatus: turnStatus({
+          frame: state.frame,
+          seat: state.frame.seat,
+          notice: state.notice,
+          busy: state.busy,
+          back: () => {
+            const v = state.frame.view;
+            act((v.legal_actions || v.legal || []).find((a) => a.type === "back") || { type: "back" });
+          },
+          dismiss: () => { state.notice = null; drawFelt(); },
+        }),
       }));
     } else {
       parts.push(waitingMessage());
@@ -385,6 +405,25 @@ export async function render(root, app) {
     drawResult();
   }
 
+  /** The server played for you (a time-out), or someone came back / went away. */
+  function noteClockEvents(f, before) {
+    const events = f.events || [];
+    if (!events.length) return;
+    const seat = f.seat;
+    const text = seat === null || seat === undefined ? null : autoPlayText(events, seat, before?.view?.clock?.kind);
+    if (text) {
+      state.notice = text;
+      const away = events.some((e) => e.type === "timed_out" && e.seat === seat && e.away) && !before?.view?.away?.[seat];
+      announce(away ? `${text} You are marked away: your turns are played for you until you tap I'm back.` : text);
+    }
+    for (const e of events) {
+      if (e.type === "returned" && e.seat === seat) {
+        state.notice = null;
+        announce("Welcome back: your turns are yours again.");
+      }
+    }
+  }
+
   function promptAnnouncements() {
     const module = game();
     const view = state.frame?.view;
@@ -403,11 +442,13 @@ export async function render(root, app) {
       const newHand = !state.frame || state.frame.hand_id !== f.hand_id;
       if (newHand) {
         state.selection = [];
+        state.notice = null;
         if (f.view.phase !== "over") state.result = null;
       }
       // Keep only selected cards that are still in the hand.
       const mine = game()?.concealed(f.view) || [];
       state.selection = state.selection.filter((c) => mine.includes(c));
+      noteClockEvents(f, newHand ? null : state.frame);
       state.frame = f;
       drawFelt();
       drawResult();
@@ -447,10 +488,10 @@ export async function render(root, app) {
   socket.subscribe(tableId);
 
   felt.addEventListener("keydown", handKeys);
-  const ticker = setInterval(() => tickCountdowns(felt), 250);
+  const stopTicker = startTicker(felt);
 
   return () => {
-    clearInterval(ticker);
+    stopTicker();
     offs.forEach((off) => off());
     socket.unsubscribe(tableId);
     if (window.kalaro.tableState === state) window.kalaro.tableState = null;
@@ -490,15 +531,5 @@ function handKeys(event) {
   if (next) {
     event.preventDefault();
     next.focus();
-  }
-}
-
-/** Countdowns: any element with data-deadline (epoch ms) shows the seconds left. */
-function tickCountdowns(root) {
-  for (const el of root.querySelectorAll("[data-deadline]")) {
-    const left = Math.max(0, Math.ceil((Number(el.dataset.deadline) - Date.now()) / 1000));
-    const text = `${left}s`;
-    if (el.textContent !== text) el.textContent = text;
-    el.classList.toggle("urgent", left <= 5);
   }
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +45,24 @@ def sign_in(page: Any, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD)
 
 
 def create_table(
-    page: Any, game: str, bet: int, timer: int | None = None, ruleset: str = "kalaro"
+    page: Any,
+    game: str,
+    bet: int,
+    timer: int | None = None,
+    ruleset: str = "kalaro",
+    options: dict[str, Any] | None = None,
 ) -> str:
-    """Create a table from the dashboard's form; returns its id (the page is at it)."""
+    """Create a table from the dashboard's form; returns its id (the page is at it).
+    ``options``: house rules, typed as JSON into the form's advanced section."""
     page.goto("/#/")
     page.select_option("#create-game", game)
     page.select_option("#create-ruleset", ruleset)
     page.fill("#create-bet", str(bet))
     if timer is not None:
         page.fill("#create-timer", str(timer))
+    if options:
+        page.click("details.advanced summary")
+        page.fill("#create-options", json.dumps(options))
     page.click("#create-submit")
     page.wait_for_function("() => /^#\\/tables\\/[0-9a-f]+$/.test(location.hash)")
     page.wait_for_selector("#table-status")
