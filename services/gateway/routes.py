@@ -235,6 +235,14 @@ async def healthz(request: Request) -> dict[str, object]:  # type: ignore[type-a
     return {"service": "gateway", "nats": _nc(request).is_connected}
 
 
+#: How long the gateway waits for a request that waits on other services in turn: a
+#: deal asks the wallet (5 s) and the engine (10 s, which may first wait out a NATS
+#: election); a cancel asks the engine. Giving up sooner answered "no service
+#: answered" while the lobby was still dealing, and the table looked stuck to players.
+SLOW_REQUEST_SECONDS = 20.0
+_SLOW = frozenset({subjects.LOBBY_DEAL, subjects.LOBBY_CANCEL_TABLE})
+
+
 async def forward(
     request: Request,  # type: ignore[type-arg]
     subject: str,
@@ -242,6 +250,10 @@ async def forward(
     reply_type: type[T],
 ) -> T:
     """Send the service message and hand back its reply (errors become HTTP errors)."""
+    if subject in _SLOW:
+        return await bus_request(
+            _nc(request), subject, message, reply_type, timeout=SLOW_REQUEST_SECONDS
+        )
     return await bus_request(_nc(request), subject, message, reply_type)
 
 

@@ -29,6 +29,7 @@ from kalaro.proto import subjects
 from kalaro.proto import ws as w
 from kalaro.tokens import AccessClaims, TokenError
 from services.gateway.hub import Connection, Hub
+from services.gateway.routes import SLOW_REQUEST_SECONDS
 from services.gateway.security import KeyCache
 
 log = logging.getLogger("kalaro.gateway.ws")
@@ -123,7 +124,9 @@ class Session:
                 self.send(w.Ack(ref))
             case w.Deal(table_id=table_id, ref=ref):
                 deal = lb.Deal(self.caller, table_id)
-                await bus_request(self.nc, subjects.LOBBY_DEAL, deal, lb.TableInfo)
+                await bus_request(
+                    self.nc, subjects.LOBBY_DEAL, deal, lb.TableInfo, timeout=SLOW_REQUEST_SECONDS
+                )
                 self.send(w.Ack(ref))
             case w.Chat(table_id=table_id, text=text, ref=ref):
                 self.require_subscribed(table_id)

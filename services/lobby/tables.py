@@ -1263,8 +1263,15 @@ class Lobby:
                 timeout=self._engine_timeout,
             )
         except Exception as exc:
-            # conflict: the engine's table is busy with another hand; ask again later.
-            log.warning("table %s: engine did not cancel hand %s yet: %s", table_id, hand_id, exc)
+            # conflict: the engine's table is busy with another hand; ask again later
+            # (said once; retry_cancels asks every few seconds).
+            retried = await self._redis.execute(
+                "ZSCORE", self._cancels, f"{game}|{table_id}|{hand_id}"
+            )
+            level = logging.DEBUG if retried is not None else logging.WARNING
+            log.log(
+                level, "table %s: engine did not cancel hand %s yet: %s", table_id, hand_id, exc
+            )
             return False
         if not answer.voided:
             log.info("table %s: hand %s finished before the cancel; settled", table_id, hand_id)

@@ -61,3 +61,24 @@ async def test_a_cancel_racing_the_last_move_never_voids_a_finished_hand(
     assert report.total == 0 and report.mismatched_accounts == ()
     ours = {(await p.me()).user_id for p in players}
     assert [h for h in report.open_holds if h.user_id in ours] == []
+
+
+async def test_a_deal_the_engine_answers_slowly_still_deals(stack: Stack, unique: str) -> None:
+    """The gateway waits as long as the lobby does: a deal whose engine is slow (paused
+    here, as a NATS election pauses it) is not answered "no service answered" while the
+    lobby is still dealing it."""
+    host = await admin(stack)
+    players = [await signed_up(stack, f"Slow{i}", unique) for i in range(3)]
+    live = await open_table(stack, host, players, "tongits", BET)
+    for seat, player in enumerate(players):
+        await player.ready(live.table_id, True, f"entropy-{seat}")
+    engine = stack.processes["engine-tongits"]
+    engine.send_signal(signal.SIGSTOP)
+    try:
+        deal = asyncio.create_task(host.deal(live.table_id))
+        await asyncio.sleep(7)  # longer than the gateway's usual 5 s for a request
+    finally:
+        engine.send_signal(signal.SIGCONT)
+    assert (await deal).status == "playing"
+    await live.wait_for_hand()
+    await live.close()

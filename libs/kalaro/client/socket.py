@@ -347,8 +347,24 @@ class TableSocket:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
         for table_id in list(self.tables):
-            with contextlib.suppress(WireClosed):
-                self._send(_encode(w.Subscribe(table_id)))
+            await self._subscribe_again(table_id)
+
+    async def _subscribe_again(self, table_id: str) -> None:
+        """After a reconnect: join the table again, and make sure it took (a gateway that
+        just came up may refuse while its peers are still starting)."""
+        delay = 0.2
+        while not self._closing and self._wire is not None:
+            try:
+                await self.subscribe(table_id)
+                return
+            except WireClosed:
+                return  # lost again: the next reconnect subscribes again
+            except (FrameError, TimeoutError) as exc:
+                if isinstance(exc, FrameError) and exc.code in ("not_found", "forbidden"):
+                    log.info("table %s: not subscribed again after a reconnect: %s", table_id, exc)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
 
     def _wake_watchers(self) -> None:
         watchers, self._watchers = self._watchers, []
