@@ -47,6 +47,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ws_compression: bool = False
     # Clients ping at least this often; a socket silent for three heartbeats is closed.
     ws_heartbeat_seconds: int = 20
+    # REST rate limits (per gateway process, in-process token buckets): requests a second
+    # and burst per signed-in user, and per client address (every HTTP request, signed
+    # in or not). Over either, 429 with Retry-After. 0 turns a limit off.
+    rest_user_rate: float = 20.0
+    rest_user_burst: float = 60.0
+    rest_address_rate: float = 100.0
+    rest_address_burst: float = 300.0
     # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off)
     health_port: int = -1
     # Auth

@@ -7,12 +7,16 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+import msgspec
 from litestar import Litestar, Request, Response
+from litestar.datastructures import MutableScopeHeaders
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.static_files import create_static_files_router
+from litestar.types import Empty
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError
@@ -20,7 +24,7 @@ from kalaro.bus.runner import connect, watch_event_loop
 from kalaro.proto import errors as codes
 from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.settings import Settings
-from services.gateway import routes, routes_practice
+from services.gateway import limits, routes, routes_practice
 from services.gateway.hub import Hub
 from services.gateway.presence import PresenceReporter
 from services.gateway.security import KeyCache
@@ -35,12 +39,50 @@ def _error(status: int, code: str, message: str) -> Response[ErrorBody]:
     return Response(ErrorBody(ErrorDetail(code, message)), status_code=status)
 
 
+class GatewayRequest(Request):  # type: ignore[type-arg]
+    """A request whose JSON body is checked before it is decoded: too deep is refused
+    (a 400, not a ``RecursionError``), and the body must match the handler's ``data``
+    type strictly (``"bet": "10"`` is not a number), not just convertibly."""
+
+    async def json(self) -> Any:
+        if self._json is not Empty:
+            return self._json
+        body = await self.body()
+        if limits.too_deep(body):
+            log.warning(
+                "refused a body nested deeper than %d levels: %s %s from %s",
+                limits.MAX_DEPTH, self.method, self.url.path, _client(self),
+            )  # fmt: skip
+            raise ValidationException(f"body nested deeper than {limits.MAX_DEPTH} levels")
+        data = self.route_handler.parsed_data_field
+        if body and data is not None and isinstance(data.annotation, type):
+            try:
+                msgspec.json.decode(body, type=data.annotation, strict=True)
+            except msgspec.ValidationError as exc:
+                raise ValidationException(f"invalid request: {exc}") from None
+            except msgspec.DecodeError as exc:
+                raise ValidationException(f"malformed JSON body: {exc}") from None
+        return await super().json()
+
+
+def _client(request: Request) -> str:  # type: ignore[type-arg]
+    return request.client.host if request.client else "?"
+
+
+def _on_rate_limited(_: Request, exc: limits.RateLimited) -> Response[ErrorBody]:  # type: ignore[type-arg]
+    response = _error(429, codes.THROTTLED, str(exc))
+    response.headers["Retry-After"] = str(exc.retry_after)
+    return response
+
+
 def _on_remote_error(_: Request, exc: RemoteError) -> Response[ErrorBody]:  # type: ignore[type-arg]
     return _error(codes.http_status(exc.code), exc.code, exc.message)
 
 
 def _on_validation_error(_: Request, exc: ValidationException) -> Response[ErrorBody]:  # type: ignore[type-arg]
     detail = exc.detail
+    if detail.startswith(("invalid request: ", "malformed JSON body: ")):
+        return _error(400, codes.BAD_REQUEST, detail)
     if isinstance(exc.extra, list) and exc.extra:
         detail = (
             "; ".join(
@@ -65,6 +107,13 @@ def _on_unexpected(_: Request, exc: Exception) -> Response[ErrorBody]:  # type: 
     return _error(500, codes.INTERNAL, "internal error")
 
 
+async def _add_security_headers(message: Any, scope: Any) -> None:
+    if message["type"] == "http.response.start":
+        headers = MutableScopeHeaders.from_message(message)
+        for name, value in limits.security_headers(scope.get("path", "")):
+            headers[name.decode()] = value.decode()
+
+
 def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
     """The gateway app; pass ``nc`` to share a connection (tests), else it connects."""
 
@@ -79,6 +128,12 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         app.state.hub = Hub(client, presence)
         presence.start()
         app.state.settings = settings
+        app.state.user_limiter = limits.RateLimiter(
+            "user", settings.rest_user_rate, settings.rest_user_burst
+        )
+        app.state.address_limiter = limits.RateLimiter(
+            "address", settings.rest_address_rate, settings.rest_address_burst
+        )
         watcher = asyncio.create_task(watch_event_loop("gateway"))
         heartbeat = settings.ws_heartbeat_seconds
         reaper = asyncio.create_task(
@@ -109,10 +164,16 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         handlers.append(
             create_static_files_router(path="/", directories=[WEB_DIR], html_mode=True, name="web")
         )
+    limits.redact_tokens_in_server_logs()
     return Litestar(
         route_handlers=handlers,  # type: ignore[arg-type]
         lifespan=[lifespan],
+        request_class=GatewayRequest,
+        request_max_body_size=limits.MAX_BODY_BYTES,
+        before_request=routes.limit_address,
+        before_send=[_add_security_headers],
         exception_handlers={
+            limits.RateLimited: _on_rate_limited,
             RemoteError: _on_remote_error,
             ValidationException: _on_validation_error,
             HTTPException: _on_http_error,

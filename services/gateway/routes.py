@@ -25,6 +25,7 @@ from kalaro.proto import wallet as w
 from kalaro.proto.engine import GetHandRecord, HandRecord
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
+from services.gateway.limits import RateLimiter
 from services.gateway.security import authenticate, require_role
 
 
@@ -37,12 +38,28 @@ def _address(request: Request) -> str:  # type: ignore[type-arg]
     return request.client.host if request.client else ""
 
 
+def limit_address(request: Request) -> None:  # type: ignore[type-arg]
+    """Every HTTP request (``before_request``): the caller's address has a token left."""
+    limiter: RateLimiter | None = getattr(request.app.state, "address_limiter", None)
+    if limiter is not None:
+        limiter.check(_address(request))
+
+
+def _limit_user(request: Request, claims: AccessClaims) -> None:  # type: ignore[type-arg]
+    limiter: RateLimiter | None = getattr(request.app.state, "user_limiter", None)
+    if limiter is not None:
+        limiter.check(claims.user_id)
+
+
 async def provide_claims(request: Request) -> AccessClaims:  # type: ignore[type-arg]
-    return await authenticate(request)
+    claims = await authenticate(request)
+    _limit_user(request, claims)
+    return claims
 
 
 async def provide_admin(request: Request) -> AccessClaims:  # type: ignore[type-arg]
     claims = await authenticate(request)
+    _limit_user(request, claims)
     require_role(claims, "admin")
     return claims
 
@@ -53,6 +70,9 @@ T = TypeVar("T")
 Claims = NamedDependency[AccessClaims]
 
 Limit = Annotated[int, Parameter(ge=1, le=200)]
+#: Query integers are bounded: an unbounded one overflowed a 64-bit field downstream.
+Offset = Annotated[int, Parameter(ge=0, le=1_000_000)]
+Before = Annotated[int | None, Parameter(ge=0, le=2**53)]
 
 
 class AuthController(Controller):
@@ -124,7 +144,7 @@ class WalletController(Controller):
         request: Request,  # type: ignore[type-arg]
         claims: Claims,
         limit: Limit = 50,
-        before: FromQuery[int | None] = None,
+        before: Before = None,
     ) -> w.History:
         message = w.GetHistory(claims.user_id, limit=limit, before=before)
         return await forward(request, subjects.WALLET_HISTORY, message, w.History)
@@ -164,7 +184,7 @@ class AdminController(Controller):
         admin: Claims,
         status: FromQuery[w.RequestStatus | None] = "pending",
         limit: Limit = 50,
-        offset: Annotated[int, Parameter(ge=0)] = 0,
+        offset: Offset = 0,
     ) -> w.CreditRequestList:
         message = w.ListCreditRequests(status=status, limit=limit, offset=offset)
         return await forward(
@@ -203,7 +223,7 @@ class AdminController(Controller):
         admin: Claims,
         status: FromQuery[a.RequestStatus | None] = "pending",
         limit: Limit = 50,
-        offset: Annotated[int, Parameter(ge=0)] = 0,
+        offset: Offset = 0,
     ) -> a.HostRequestList:
         message = a.ListHostRequests(status=status, limit=limit, offset=offset)
         return await forward(request, subjects.AUTH_LIST_HOST_REQUESTS, message, a.HostRequestList)

@@ -1,7 +1,8 @@
 """``/ws``: one WebSocket per client — table views, moves, chat — over the hub.
 
-Authenticate on connect with the access token (``?token=`` — browsers cannot set
-headers on a WebSocket — or an ``Authorization`` header), then exchange the frames
+Authenticate on connect with the access token (as the subprotocol pair ``kalaro.bearer,
+<token>`` — browsers cannot set other headers on a WebSocket — an ``Authorization``
+header, or ``?token=``, which older clients use), then exchange the frames
 of :mod:`kalaro.proto.ws`. Every bad frame gets an ``error`` frame with a stable code
 and changes nothing; the socket stays open.
 """
@@ -29,6 +30,7 @@ from kalaro.proto import subjects
 from kalaro.proto import ws as w
 from kalaro.tokens import AccessClaims, TokenError
 from services.gateway.hub import Connection, Hub
+from services.gateway.limits import MAX_BODY_BYTES, MAX_DEPTH, scan, too_deep
 from services.gateway.routes import SLOW_REQUEST_SECONDS
 from services.gateway.security import KeyCache
 
@@ -55,6 +57,10 @@ _refs = msgspec.json.Decoder(_RefOnly)
 
 def _ref_of(raw: bytes) -> int | None:
     """The ``ref`` of a frame we will not handle, if it has a readable one."""
+    if len(raw) > MAX_BODY_BYTES:
+        return None
+    if too_deep(raw):
+        return scan(raw)[1]
     try:
         return _refs.decode(raw).ref
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -94,10 +100,19 @@ class Session:
         self.conn.push(_encode(frame))
 
     async def handle(self, raw: bytes) -> None:
+        if len(raw) > MAX_BODY_BYTES:
+            log.warning("refused a %d-byte frame from %s", len(raw), self.conn.user_id)
+            self.send(w.Error(codes.BAD_REQUEST, f"frame larger than {MAX_BODY_BYTES} bytes"))
+            return
+        if too_deep(raw):
+            log.warning("refused a frame nested too deep from %s", self.conn.user_id)
+            message = f"frame nested deeper than {MAX_DEPTH} levels"
+            self.send(w.Error(codes.BAD_REQUEST, message, scan(raw)[1]))
+            return
         try:
             frame = _frames.decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            self.send(w.Error(codes.BAD_REQUEST, f"malformed frame: {exc}"))
+            self.send(w.Error(codes.BAD_REQUEST, f"malformed frame: {exc}", _ref_of(raw)))
             return
         try:
             await self.dispatch(frame)
@@ -172,15 +187,33 @@ class Session:
         self.send(w.Ack(ref, acted.version))
 
 
-def _token(scope: Scope) -> str:
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    if query.get("token"):
-        return str(query["token"][0])
+#: The subprotocol a client names to pass its token in ``Sec-WebSocket-Protocol``
+#: (``new WebSocket(url, ["kalaro.bearer", token])``); the server accepts with it.
+BEARER_PROTOCOL = "kalaro.bearer"
+
+
+def _token(scope: Scope) -> tuple[str, str | None]:
+    """The access token, and the subprotocol to accept with (when it came as one).
+
+    In order: ``Sec-WebSocket-Protocol: kalaro.bearer, <token>``, an ``Authorization:
+    Bearer`` header, then ``?token=`` (kept for older clients; the access log redacts it).
+    """
+    authorization = ""
     for name, value in scope.get("headers", []):
         if name == b"authorization":
             scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else ""
-    return ""
+            authorization = token.strip() if scheme.lower() == "bearer" else ""
+    offered = [str(p) for p in scope.get("subprotocols", [])]
+    if BEARER_PROTOCOL in offered:
+        rest = [p for p in offered if p != BEARER_PROTOCOL]
+        if rest:
+            return rest[0], BEARER_PROTOCOL
+    if authorization:
+        return authorization, None
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    if query.get("token"):
+        return str(query["token"][0]), None
+    return "", None
 
 
 @asgi("/ws", copy_scope=False)
@@ -193,11 +226,15 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         return
     if (await receive())["type"] != "websocket.connect":
         return
-    await send({"type": "websocket.accept"})
+    token, subprotocol = _token(scope)
+    accept: dict[str, Any] = {"type": "websocket.accept"}
+    if subprotocol is not None:
+        accept["subprotocol"] = subprotocol
+    await send(accept)
     state = Litestar.from_scope(scope).state  # type: ignore[arg-type]
     keys: KeyCache = state.key_cache
     try:
-        claims = await keys.verify(_token(scope))
+        claims = await keys.verify(token)
     except (TokenError, RemoteError) as exc:
         text = _encode(w.Error(exc.code, exc.message)).decode()
         await send({"type": "websocket.send", "text": text})
