@@ -92,6 +92,10 @@ class Stack:
             KALARO_WS_HEARTBEAT_SECONDS="3",  # idle sockets close after 9 s (tested)
             KALARO_BOT_THINK_MS="40",  # bots think briefly, so whole hands fit in a test
             KALARO_PRESENCE_GRACE_SECONDS="2",  # reconnecting → offline fits in a test
+            # Every test's clients share one address: the REST rate limits stay on, but
+            # well above what the suite sends (tests/integration/gateway tests them).
+            KALARO_REST_ADDRESS_RATE="1000",
+            KALARO_REST_ADDRESS_BURST="3000",
             PYTHONUNBUFFERED="1",
         )
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
