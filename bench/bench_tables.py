@@ -352,6 +352,8 @@ def print_cpu(phases: list[Phase]) -> None:
 async def main_async(args: argparse.Namespace) -> int:
     var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
     os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
+    # Thousands of simulated players on one address: no per-address REST limit here.
+    os.environ.update(KALARO_REST_ADDRESS_RATE="0")
     stack = Stack(var)
     stack.start_infrastructure()
     try:

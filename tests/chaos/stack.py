@@ -69,6 +69,10 @@ class ChaosStack:
             KALARO_WELCOME_GRANT="1000",
             KALARO_WS_HEARTBEAT_SECONDS="5",
             KALARO_ACCESS_TOKEN_SECONDS="7200",  # a long run outlives the default 15 min
+            # All the players share one address: keep the per-address REST limit well
+            # above what they send.
+            KALARO_REST_ADDRESS_RATE="1000",
+            KALARO_REST_ADDRESS_BURST="3000",
             PYTHONUNBUFFERED="1",
         )
         self.gateway_ports = [free_port(), free_port()]
