@@ -29,6 +29,7 @@ from kalaro.settings import load_settings
 from kalaro.tokens import ALGORITHM, issue_access_token, key_id, public_jwks
 from services.gateway.app import create_app
 from services.gateway.fastws import TextFrameWebSocketProtocol
+from services.gateway.limits import MAX_DEPTH, scan, too_deep
 from services.lobby.service import build_service
 from services.lobby.tables import Lobby
 from tests.integration.lobby.harness import Clock
@@ -279,3 +280,12 @@ async def test_the_server_log_never_shows_a_token(
     assert not [line for line in lines if token in line], lines
     assert [line for line in lines if "/ws?token=[redacted]" in line], lines
     assert [line for line in lines if "/api/config?token=[redacted]&x=1" in line], lines
+
+
+def test_the_depth_scan_skips_strings_and_finds_the_top_level_ref() -> None:
+    assert scan(b'{"a": "[[[[\\"[[[", "ref": 3, "b": [[1]]}') == (3, 3)
+    assert scan(b'{"x": {"ref": 5}, "ref" : -2}') == (2, -2)
+    assert scan(b"[]") == (1, None)
+    assert not too_deep(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH)
+    assert too_deep(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+    assert not too_deep(b'{"s": "' + b"[" * 100 + b'"}')
