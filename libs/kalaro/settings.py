@@ -47,6 +47,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ws_compression: bool = False
     # Clients ping at least this often; a socket silent for three heartbeats is closed.
     ws_heartbeat_seconds: int = 20
+    # Proxies (CIDRs, e.g. "10.0.0.0/8,fd00::/8") whose X-Forwarded-For the gateway
+    # believes. Empty: the client address is the socket's peer, and the header is ignored.
+    trusted_proxies: tuple[str, ...] = ()
     # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off)
     health_port: int = -1
     # Auth
@@ -58,9 +61,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     google_client_id: str = ""
     google_jwks_file: str = ""  # a JWKS document with Google's signing keys
     google_issuers: tuple[str, ...] = ("https://accounts.google.com", "accounts.google.com")
+    # Sign-in throttling (services/auth/throttle.py), per window: failures one address may
+    # make at one account; failures one address may make over all accounts; failures an
+    # account may take from all addresses together, except addresses it has signed in
+    # from before (so an attacker cannot lock its owner out).
     throttle_max_failures: int = 5
     throttle_window_seconds: int = 900
     throttle_address_max_failures: int = 20
+    throttle_account_max_failures: int = 100
     admin_email: str = ""
     admin_password: str = ""
     # Wallet

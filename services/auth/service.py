@@ -84,6 +84,8 @@ async def bootstrap(
             redis,
             max_failures=settings.throttle_max_failures,
             address_max_failures=settings.throttle_address_max_failures,
+            account_max_failures=settings.throttle_account_max_failures,
+            known_address_days=settings.refresh_token_days,
             window_seconds=settings.throttle_window_seconds,
             prefix=throttle_prefix,
         ),

@@ -23,7 +23,7 @@ from kalaro.settings import Settings
 from services.gateway import routes, routes_practice
 from services.gateway.hub import Hub
 from services.gateway.presence import PresenceReporter
-from services.gateway.security import KeyCache
+from services.gateway.security import KeyCache, trusted_networks
 from services.gateway.ws import IDLE_HEARTBEATS, ws_endpoint
 
 log = logging.getLogger("kalaro.gateway")
@@ -68,6 +68,8 @@ def _on_unexpected(_: Request, exc: Exception) -> Response[ErrorBody]:  # type: 
 def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
     """The gateway app; pass ``nc`` to share a connection (tests), else it connects."""
 
+    trusted = trusted_networks(settings.trusted_proxies)  # a bad CIDR fails at start
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         own = nc is None
@@ -75,6 +77,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         assert client is not None
         app.state.nc = client
         app.state.key_cache = KeyCache(client)
+        app.state.trusted_proxies = trusted
         presence = PresenceReporter(client, refresh_seconds=settings.presence_refresh_seconds)
         app.state.hub = Hub(client, presence)
         presence.start()

@@ -25,7 +25,7 @@ from kalaro.proto import wallet as w
 from kalaro.proto.engine import GetHandRecord, HandRecord
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
-from services.gateway.security import authenticate, require_role
+from services.gateway.security import authenticate, request_address, require_role
 
 
 def _nc(request: Request) -> NATS:  # type: ignore[type-arg]
@@ -34,7 +34,7 @@ def _nc(request: Request) -> NATS:  # type: ignore[type-arg]
 
 
 def _address(request: Request) -> str:  # type: ignore[type-arg]
-    return request.client.host if request.client else ""
+    return request_address(request)
 
 
 async def provide_claims(request: Request) -> AccessClaims:  # type: ignore[type-arg]

@@ -8,7 +8,9 @@ seconds) when a token names a key it does not know yet, so key rotation just wor
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
+from collections.abc import Iterable
 
 from litestar.connection import ASGIConnection
 from nats.aio.client import Client as NATS
@@ -49,6 +51,55 @@ class KeyCache:
         # A key we have not seen: the auth service may have rotated. Ask once more.
         keys = await self.keys(refresh=True)
         return verify_access_token(token, list(keys.keys), keys.issuer, keys.audience)
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def trusted_networks(cidrs: Iterable[str]) -> tuple[Network, ...]:
+    """The ``trusted_proxies`` setting as networks (a bare address is a /32 or /128)."""
+    return tuple(ipaddress.ip_network(c.strip(), strict=False) for c in cidrs if c.strip())
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+
+
+def _trusted(address: str, networks: tuple[Network, ...]) -> bool:
+    ip = _ip(address)
+    return ip is not None and any(ip in net for net in networks)
+
+
+def client_address(peer: str, forwarded_for: Iterable[str], trusted: tuple[Network, ...]) -> str:
+    """The client's address: the socket ``peer``, unless it is a trusted proxy.
+
+    Only then is ``X-Forwarded-For`` read, right to left (each proxy appends the address
+    it saw), skipping our own trusted proxies: the first address not among them is the
+    client. Anything left of it was written by the client and is never believed, so a
+    client cannot pick its own address (and its own throttling budget) with the header.
+    uvicorn must not rewrite the peer itself (``proxy_headers=False``, see __main__).
+    """
+    if not trusted or not _trusted(peer, trusted):
+        return peer
+    hops = [h.strip() for value in forwarded_for for h in value.split(",") if h.strip()]
+    client = peer
+    for hop in reversed(hops):
+        if _ip(hop) is None:
+            break  # garbage: the last proxy we trust is as far as we can see
+        client = hop
+        if not _trusted(hop, trusted):
+            break
+    return client
+
+
+def request_address(connection: ASGIConnection) -> str:  # type: ignore[type-arg]
+    """The caller's address, as the throttling in auth should see it."""
+    peer = connection.client.host if connection.client else ""
+    trusted: tuple[Network, ...] = connection.app.state.trusted_proxies
+    return client_address(peer, connection.headers.getall("x-forwarded-for", []), trusted)
 
 
 def bearer_token(connection: ASGIConnection) -> str:  # type: ignore[type-arg]
