@@ -12,11 +12,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
+import websockets
 from nats.aio.client import Client as NATS
+from websockets.asyncio.client import ClientConnection
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer, RedisServer, free_port, wait_for_port
@@ -75,7 +78,16 @@ class Stack:
     direct: httpx.AsyncClient
     proxied: httpx.AsyncClient
 
-    async def sign_up(self, name: str) -> tuple[str, dict[str, object]]:
+    def ws_url(self) -> str:
+        return str(self.direct.base_url).replace("http://", "ws://").rstrip("/") + "/ws"
+
+    async def socket(self, access_token: str) -> ClientConnection:
+        """A /ws opened with this token (its first frame: a welcome, or the refusal)."""
+        return await websockets.connect(
+            self.ws_url(), additional_headers={"Authorization": f"Bearer {access_token}"}
+        )
+
+    async def sign_up(self, name: str) -> tuple[str, dict[str, Any]]:
         email = f"{name}.{self.unique}@example.com"
         r = await self.direct.post(
             "/api/auth/sign-up", json={"email": email, "password": PASSWORD, "display_name": name}
@@ -117,7 +129,7 @@ async def stack(
 
 def sign_in(
     http: httpx.AsyncClient, email: str, password: str, forwarded: str | None = None
-) -> object:
+) -> Any:
     headers = {"X-Forwarded-For": forwarded} if forwarded is not None else {}
     return http.post(
         "/api/auth/sign-in", json={"email": email, "password": password}, headers=headers
@@ -147,3 +159,71 @@ async def test_forwarded_for_is_honoured_from_a_trusted_proxy(stack: Stack) -> N
     # ...while the owner, behind the same proxy from another address, signs in.
     r = await sign_in(stack.proxied, email, PASSWORD, "198.51.100.2")
     assert r.status_code == 200, r.text
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def closed_with(ws: ClientConnection) -> int | None:
+    """Read until the socket closes; its close code."""
+    try:
+        async with asyncio.timeout(5):
+            async for _ in ws:
+                pass
+    except websockets.ConnectionClosed:
+        pass
+    return ws.close_code
+
+
+async def test_sign_out_ends_the_session_at_once(stack: Stack) -> None:
+    _, pair = await stack.sign_up("cruz")
+    access = pair["access_token"]
+    me = await stack.direct.get("/api/me", headers=bearer(access))
+    assert me.status_code == 200, me.text
+    open_socket = await stack.socket(access)
+    assert "welcome" in str(await asyncio.wait_for(open_socket.recv(), 5))
+
+    out = await stack.direct.post(
+        "/api/auth/sign-out", json={"refresh_token": pair["refresh_token"]}
+    )
+    assert out.status_code == 200 and out.json() == {"signed_out": True}
+
+    # At once, on every gateway: REST refuses the access token...
+    for http in (stack.direct, stack.proxied):
+        me = await http.get("/api/me", headers=bearer(access))
+        assert me.status_code == 401, me.text
+        assert me.json()["error"]["code"] == "invalid_token"
+    # ...the socket that was open is closed...
+    assert await closed_with(open_socket) == 4401
+    # ...and a new one is refused.
+    refused = await stack.socket(access)
+    assert "invalid_token" in str(await asyncio.wait_for(refused.recv(), 5))
+    assert await closed_with(refused) == 4401
+
+
+async def test_refresh_reuse_ends_the_family_at_once(stack: Stack) -> None:
+    email, first = await stack.sign_up("dela")
+    rotated = await stack.direct.post(
+        "/api/auth/refresh", json={"refresh_token": first["refresh_token"]}
+    )
+    assert rotated.status_code == 200, rotated.text
+    second = rotated.json()
+    # Another sign-in is another session, which the reuse must not end.
+    other = (await sign_in(stack.direct, email, PASSWORD)).json()
+    for token in (first["access_token"], second["access_token"], other["access_token"]):
+        assert (await stack.direct.get("/api/me", headers=bearer(token))).status_code == 200
+
+    reused = await stack.direct.post(
+        "/api/auth/refresh", json={"refresh_token": first["refresh_token"]}
+    )
+    assert reused.status_code == 401 and reused.json()["error"]["code"] == "refresh_token_reused"
+
+    for token in (first["access_token"], second["access_token"]):
+        me = await stack.direct.get("/api/me", headers=bearer(token))
+        assert me.status_code == 401, me.text
+        refused = await stack.socket(token)
+        assert await closed_with(refused) == 4401
+    assert (
+        await stack.direct.get("/api/me", headers=bearer(other["access_token"]))
+    ).status_code == 200
