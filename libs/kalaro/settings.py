@@ -54,6 +54,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     rest_user_burst: float = 60.0
     rest_address_rate: float = 100.0
     rest_address_burst: float = 300.0
+    # Proxies (CIDRs, e.g. "10.0.0.0/8,fd00::/8") whose X-Forwarded-For the gateway
+    # believes. Empty: the client address is the socket's peer, and the header is ignored.
+    trusted_proxies: tuple[str, ...] = ()
     # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off)
     health_port: int = -1
     # Auth
@@ -65,9 +68,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     google_client_id: str = ""
     google_jwks_file: str = ""  # a JWKS document with Google's signing keys
     google_issuers: tuple[str, ...] = ("https://accounts.google.com", "accounts.google.com")
+    # Sign-in throttling (services/auth/throttle.py), per window: failures one address may
+    # make at one account; failures one address may make over all accounts; failures an
+    # account may take from all addresses together, except addresses it has signed in
+    # from before (so an attacker cannot lock its owner out).
     throttle_max_failures: int = 5
     throttle_window_seconds: int = 900
     throttle_address_max_failures: int = 20
+    throttle_account_max_failures: int = 100
     admin_email: str = ""
     admin_password: str = ""
     # Wallet

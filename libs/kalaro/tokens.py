@@ -9,6 +9,11 @@ is an *access* token, so a refresh token or someone's Google ID token never pass
 
 Refresh tokens are not JWTs: they are opaque random strings stored hashed by the auth
 service, so revoking one is a row update rather than a deny list.
+
+Access tokens carry their session in ``sid`` (the refresh-token family they came from).
+Signing out, or reuse of a refresh token, puts the session on a short-lived denylist in
+Redis (:func:`revoked_key`, kept as long as an access token lives) that the gateway
+checks, so the session's access tokens stop working at once rather than at expiry.
 """
 
 from __future__ import annotations
@@ -64,6 +69,20 @@ class AccessClaims(msgspec.Struct, frozen=True):
     roles: tuple[str, ...]
     name: str
     exp: int
+    session: str = ""  # the ``sid`` claim; "" in tokens from before it existed
+
+
+REVOKED_PREFIX = "kalaro:auth:revoked:"
+
+
+def revoked_key(session: str) -> str:
+    """The Redis key that exists while ``session``'s access tokens are revoked."""
+    return f"{REVOKED_PREFIX}{session}"
+
+
+def revocation_seconds(access_token_seconds: int) -> int:
+    """How long a revocation must be kept: as long as any access token can pass."""
+    return access_token_seconds + LEEWAY_SECONDS
 
 
 # --- keys ----------------------------------------------------------------------------
@@ -167,8 +186,10 @@ def issue_access_token(
     audience: str,
     ttl_seconds: int,
     now: float | None = None,
+    session: str = "",
 ) -> str:
-    """A signed access JWT for ``user_id``, valid for ``ttl_seconds`` from ``now``."""
+    """A signed access JWT for ``user_id``, valid for ``ttl_seconds`` from ``now``;
+    ``session`` (the ``sid`` claim) is what signing out revokes."""
     issued = int(time.time() if now is None else now)
     claims: dict[str, Any] = {
         "iss": issuer,
@@ -182,6 +203,8 @@ def issue_access_token(
         "roles": list(roles),
         "name": name,
     }
+    if session:
+        claims["sid"] = session
     return jwt.encode(claims, key, algorithm=ALGORITHM, headers={"kid": kid, "typ": "JWT"})
 
 
@@ -289,4 +312,9 @@ def verify_access_token(
         raise invalid("token roles are malformed")
     if not isinstance(name, str):
         raise invalid("token name is malformed")
-    return AccessClaims(user_id=sub, roles=tuple(roles), name=name, exp=int(claims["exp"]))
+    session = claims.get("sid", "")
+    if not isinstance(session, str):
+        raise invalid("token session is malformed")
+    return AccessClaims(
+        user_id=sub, roles=tuple(roles), name=name, exp=int(claims["exp"]), session=session
+    )

@@ -80,6 +80,8 @@ _EMAIL = re.compile(r"^[^@\s]{1,64}@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[
 _BAD_CREDENTIALS = "email or password is incorrect"
 
 Publisher = Callable[[UserRegistered], Awaitable[None]]
+# Revokes a session's access tokens at once: (session id, user id).
+Revoker = Callable[[str, str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class AuthDeps:
     settings: Settings
     google: GoogleVerifier | None = None
     on_registered: Publisher | None = None
+    on_revoked: Revoker | None = None
     clock: Callable[[], float] = time.time
     jwks: tuple[dict[str, str], ...] = field(init=False)
     kid: str = field(init=False)
@@ -188,10 +191,11 @@ async def _issue_pair(
     settings = deps.settings
     refresh = secrets.token_urlsafe(32)  # 256 bits
     now_ms = deps.now_ms()
+    family_id = family_id or uuid.uuid4().hex
     await conn.execute(
         refresh_tokens.insert().values(
             token_hash=_hash_token(refresh),
-            family_id=family_id or uuid.uuid4().hex,
+            family_id=family_id,
             user_id=row.id,
             created_at=now_ms,
             expires_at=now_ms + settings.refresh_token_days * 86_400_000,
@@ -207,6 +211,7 @@ async def _issue_pair(
         settings.jwt_audience,
         settings.access_token_seconds,
         now=deps.clock(),
+        session=family_id,  # what signing out (or reuse) revokes
     )
     return TokenPair(
         access_token=access,
@@ -422,6 +427,11 @@ async def refresh(deps: AuthDeps, req: Refresh) -> TokenPair:
         log.warning(
             "refresh token reused for user %s: family %s revoked", token.user_id, token.family_id
         )
+        try:
+            await _revoke_access(deps, token.family_id, token.user_id)
+        except Exception:
+            # Presenting the used token again revokes again; the answer stays the same.
+            log.exception("could not revoke the access tokens of family %s", token.family_id)
         raise ServiceError(
             codes.REFRESH_REUSED,
             "this refresh token was already used; every session from that sign-in "
@@ -434,19 +444,32 @@ async def refresh(deps: AuthDeps, req: Refresh) -> TokenPair:
     raise ServiceError(codes.INVALID_TOKEN, "unknown refresh token")
 
 
+async def _revoke_access(deps: AuthDeps, family_id: str, user_id: str) -> None:
+    if deps.on_revoked is not None:
+        await deps.on_revoked(family_id, user_id)
+
+
 async def sign_out(deps: AuthDeps, req: SignOut) -> SignedOut:
-    """Revoke the refresh token's whole family; ``signed_out`` is False if unknown."""
+    """Revoke the refresh token's whole family and, at once, its access tokens;
+    ``signed_out`` is False if the token is unknown.
+
+    Signing out again with the same token revokes again, so a client whose sign-out
+    failed half-way (the denylist unreachable) can simply retry.
+    """
     if not _plausible_refresh_token(req.refresh_token):
         return SignedOut(signed_out=False)
     async with deps.engine.begin() as conn:
-        family_id = await conn.scalar(
-            sa.select(refresh_tokens.c.family_id).where(
-                refresh_tokens.c.token_hash == _hash_token(req.refresh_token)
+        found = (
+            await conn.execute(
+                sa.select(refresh_tokens.c.family_id, refresh_tokens.c.user_id).where(
+                    refresh_tokens.c.token_hash == _hash_token(req.refresh_token)
+                )
             )
-        )
-        if family_id is None:
+        ).first()
+        if found is None:
             return SignedOut(signed_out=False)
-        await _revoke_family(conn, family_id, deps.now_ms())
+        await _revoke_family(conn, found.family_id, deps.now_ms())
+    await _revoke_access(deps, found.family_id, found.user_id)
     return SignedOut(signed_out=True)
 
 

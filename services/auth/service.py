@@ -14,6 +14,7 @@ from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus import Service
+from kalaro.bus.codec import encode
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.bus.redislink import RedisLink
 from kalaro.proto import subjects
@@ -27,15 +28,16 @@ from kalaro.proto.auth import (
     PublicKeys,
     Refresh,
     RequestHost,
+    SessionRevoked,
     SignIn,
     SignOut,
     SignUp,
     UserRegistered,
 )
 from kalaro.settings import Settings
-from kalaro.tokens import load_or_create_private_key
+from kalaro.tokens import load_or_create_private_key, revocation_seconds, revoked_key
 from services.auth import accounts
-from services.auth.accounts import AuthDeps, Publisher
+from services.auth.accounts import AuthDeps, Publisher, Revoker
 from services.auth.google import GoogleVerifier
 from services.auth.passwords import Passwords
 from services.auth.throttle import Throttle
@@ -54,6 +56,27 @@ async def registered_publisher(nc: NATS, settings: Settings | None = None) -> Pu
         await publish_once(js, subjects.USER_REGISTERED, event, msg_id=event.user_id)
 
     return publish
+
+
+def session_revoker(redis: RedisLink, nc: NATS | None, settings: Settings) -> Revoker:
+    """Put a session on the gateways' denylist, then tell them (to close its sockets).
+
+    The denylist entry is the record; it lives as long as an access token can, so it
+    outlives every token it refuses. The broadcast is best effort: a gateway that misses
+    it still refuses the session's tokens on the next request or socket.
+    """
+    ttl_ms = revocation_seconds(settings.access_token_seconds) * 1000
+
+    async def revoke(session: str, user_id: str) -> None:
+        await redis.set(revoked_key(session), "1", px=ttl_ms)
+        if nc is None:
+            return
+        try:
+            await nc.publish(subjects.AUTH_REVOKED, encode(SessionRevoked(session, user_id)))
+        except Exception:
+            log.warning("could not broadcast the revocation of %s", session, exc_info=True)
+
+    return revoke
 
 
 def google_verifier(settings: Settings) -> GoogleVerifier | None:
@@ -84,6 +107,8 @@ async def bootstrap(
             redis,
             max_failures=settings.throttle_max_failures,
             address_max_failures=settings.throttle_address_max_failures,
+            account_max_failures=settings.throttle_account_max_failures,
+            known_address_days=settings.refresh_token_days,
             window_seconds=settings.throttle_window_seconds,
             prefix=throttle_prefix,
         ),
@@ -91,6 +116,7 @@ async def bootstrap(
         settings=settings,
         google=google or google_verifier(settings),
         on_registered=await registered_publisher(nc, settings) if nc is not None else None,
+        on_revoked=session_revoker(redis, nc, settings),
         clock=clock,
     )
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+from typing import Any
 
 import uvicorn
+from litestar import Litestar
 
 from kalaro.bus.runner import tune_gc
-from kalaro.settings import load_settings
+from kalaro.settings import Settings, load_settings
 from services.gateway.app import create_app
 from services.gateway.fastws import TextFrameWebSocketProtocol
 
@@ -17,28 +19,35 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    settings = load_settings()
-    tune_gc()
-    config = uvicorn.Config(
-        create_app(settings),
-        host=settings.http_host,
-        port=settings.http_port,
-        log_level="info",
-        proxy_headers=True,
-        loop="uvloop" if _has("uvloop") else "asyncio",
-        http="httptools" if _has("httptools") else "h11",
-        ws_per_message_deflate=settings.ws_compression,
+def server_config(app: Litestar, settings: Settings, **overrides: Any) -> uvicorn.Config:
+    """How uvicorn serves the gateway (tests serve it the same way)."""
+    options: dict[str, Any] = {
+        "host": settings.http_host,
+        "port": settings.http_port,
+        "log_level": "info",
+        # The gateway reads X-Forwarded-For itself, and only from the proxies in
+        # trusted_proxies (security.client_address); uvicorn must leave the peer alone.
+        "proxy_headers": False,
+        "loop": "uvloop" if _has("uvloop") else "asyncio",
+        "http": "httptools" if _has("httptools") else "h11",
+        "ws_per_message_deflate": settings.ws_compression,
         # Our text framing only when no extension could apply (see fastws).
-        ws="auto" if settings.ws_compression else TextFrameWebSocketProtocol,
+        "ws": "auto" if settings.ws_compression else TextFrameWebSocketProtocol,
         # No protocol pings of uvicorn's own: clients send a heartbeat every half
         # heartbeat period and the hub's reaper closes a socket silent for three, which
         # also finds the dead connections such pings would. At 1,500 sockets they were
         # 75 extra frames a second for nothing.
-        ws_ping_interval=None,
-    )
-    uvicorn.Server(config).run()
+        "ws_ping_interval": None,
+    }
+    options.update(overrides)
+    return uvicorn.Config(app, **options)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = load_settings()
+    tune_gc()
+    uvicorn.Server(server_config(create_app(settings), settings)).run()
 
 
 if __name__ == "__main__":

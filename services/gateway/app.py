@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,16 +19,21 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.static_files import create_static_files_router
 from litestar.types import Empty
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 
 from kalaro.bus import RemoteError
+from kalaro.bus.codec import decode
 from kalaro.bus.runner import connect, watch_event_loop
+from kalaro.bus.store import connect_redis
 from kalaro.proto import errors as codes
+from kalaro.proto import subjects
 from kalaro.proto.api import ErrorBody, ErrorDetail
+from kalaro.proto.auth import SessionRevoked
 from kalaro.settings import Settings
 from services.gateway import limits, routes, routes_practice
 from services.gateway.hub import Hub
 from services.gateway.presence import PresenceReporter
-from services.gateway.security import KeyCache
+from services.gateway.security import KeyCache, trusted_networks
 from services.gateway.ws import IDLE_HEARTBEATS, ws_endpoint
 
 log = logging.getLogger("kalaro.gateway")
@@ -117,16 +123,32 @@ async def _add_security_headers(message: Any, scope: Any) -> None:
 def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
     """The gateway app; pass ``nc`` to share a connection (tests), else it connects."""
 
+    trusted = trusted_networks(settings.trusted_proxies)  # a bad CIDR fails at start
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         own = nc is None
         client = await connect(settings.nats_url, "gateway") if own else nc
         assert client is not None
         app.state.nc = client
-        app.state.key_cache = KeyCache(client)
+        redis = connect_redis(settings.redis_url)  # the session denylist (security.py)
+        app.state.key_cache = KeyCache(client, redis)
+        app.state.trusted_proxies = trusted
         presence = PresenceReporter(client, refresh_seconds=settings.presence_refresh_seconds)
         app.state.hub = Hub(client, presence)
         presence.start()
+
+        async def on_revoked(msg: Msg) -> None:
+            # A signed-out session's open sockets close now; new ones are refused by the
+            # denylist check when they open.
+            try:
+                revoked = decode(msg.data, SessionRevoked)
+            except Exception:
+                log.warning("malformed %s message", subjects.AUTH_REVOKED)
+                return
+            app.state.hub.close_session(revoked.session_id)
+
+        revocations = await client.subscribe(subjects.AUTH_REVOKED, cb=on_revoked)
         app.state.settings = settings
         app.state.user_limiter = limits.RateLimiter(
             "user", settings.rest_user_rate, settings.rest_user_burst
@@ -144,6 +166,9 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         finally:
             watcher.cancel()
             reaper.cancel()
+            with contextlib.suppress(Exception):
+                await revocations.unsubscribe()
+            await redis.aclose()
             await presence.stop()
             if own:
                 await client.drain()

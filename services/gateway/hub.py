@@ -53,8 +53,16 @@ class Connection:
     microseconds per frame more, and every move fans out to several sockets.
     """
 
-    def __init__(self, user_id: str, display_name: str, send: Callable[[bytes], Awaitable[None]]):
+    def __init__(
+        self,
+        user_id: str,
+        display_name: str,
+        send: Callable[[bytes], Awaitable[None]],
+        session: str = "",
+    ):
         self.user_id = user_id
+        self.session = session  # the access token's sid: closed when it is revoked
+        self.close_code = 1000  # what the socket's handler says when it closes it
         self.display_name = display_name
         self._send = send
         self._outbox: deque[bytes] = deque()
@@ -247,6 +255,14 @@ class Hub:
                     "socket of %s was silent for %.0f s; closing it", conn.user_id, idle_seconds
                 )
                 conn.close()
+
+    def close_session(self, session: str) -> int:
+        """Close every socket of a revoked session (code 4401); how many there were."""
+        doomed = [c for c in self.connections if session and c.session == session]
+        for conn in doomed:
+            conn.close_code = 4401
+            conn.close()
+        return len(doomed)
 
     def feed(self, table_id: str) -> TableFeed | None:
         return self._feeds.get(table_id)

@@ -26,7 +26,7 @@ from kalaro.proto.engine import GetHandRecord, HandRecord
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
 from services.gateway.limits import RateLimiter
-from services.gateway.security import authenticate, require_role
+from services.gateway.security import authenticate, request_address, require_role
 
 
 def _nc(request: Request) -> NATS:  # type: ignore[type-arg]
@@ -35,7 +35,7 @@ def _nc(request: Request) -> NATS:  # type: ignore[type-arg]
 
 
 def _address(request: Request) -> str:  # type: ignore[type-arg]
-    return request.client.host if request.client else ""
+    return request_address(request)
 
 
 def limit_address(request: Request) -> None:  # type: ignore[type-arg]

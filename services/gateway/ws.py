@@ -244,7 +244,7 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     async def send_frame(frame: bytes) -> None:
         await send({"type": "websocket.send", "text": frame.decode()})
 
-    conn = Connection(claims.user_id, claims.name, send_frame)
+    conn = Connection(claims.user_id, claims.name, send_frame, claims.session)
     conn.reader = asyncio.current_task()  # closing the connection (slow, idle) ends us
     conn.start()
     hub: Hub = state.hub
@@ -269,9 +269,9 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     except asyncio.CancelledError:
         if not conn.closed.is_set():
             raise  # the server is stopping, not this socket
-        # Too slow or silent too long (see Connection.close): say goodbye.
+        # Too slow, silent too long, or signed out (see Connection.close): say goodbye.
         with contextlib.suppress(Exception):
-            await send({"type": "websocket.close", "code": 1000})
+            await send({"type": "websocket.close", "code": conn.close_code})
     finally:
         conn.reader = None  # cleaning up must not cancel this task
         hub.connections.discard(conn)

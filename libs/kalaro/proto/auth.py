@@ -65,6 +65,13 @@ class SignedOut(msgspec.Struct, frozen=True):
     signed_out: bool
 
 
+class SessionRevoked(msgspec.Struct, frozen=True):
+    """Broadcast on ``auth.revoked``: every access token of this session is void."""
+
+    session_id: str
+    user_id: str
+
+
 class GetProfile(msgspec.Struct, frozen=True):
     user_id: str
 

@@ -19,6 +19,9 @@ AUTH_REQUEST_HOST = "auth.host_requests.create"
 AUTH_LIST_HOST_REQUESTS = "auth.host_requests.list"
 AUTH_DECIDE_HOST_REQUEST = "auth.host_requests.decide"
 AUTH_CREATE_BOT = "auth.bots.create"  # internal: the bots service only
+# Broadcast (no reply): a session was signed out or its refresh token reused; gateways
+# close its open sockets. The Redis denylist (kalaro.tokens.revoked_key) is the record.
+AUTH_REVOKED = "auth.revoked"
 
 # --- wallet: the credit ledger -----------------------------------------------------
 WALLET_WELCOME_GRANT = "wallet.welcome_grant"

@@ -1,6 +1,7 @@
 """Sign-in throttling per account and per address, with its counters in real Redis.
 
-The harness allows 3 failures per account and 5 per address in a 60 s window.
+The harness allows 3 failures per account and address, 5 per address and 8 per
+account (from addresses it has not signed in from) in a 60 s window.
 """
 
 from __future__ import annotations
@@ -25,29 +26,54 @@ def _retry_after(message: str) -> int:
     return int(found.group(1))
 
 
-async def test_account_is_throttled_after_repeated_failures(auth: AuthHarness) -> None:
+async def test_owner_signs_in_from_own_address_after_attackers_failures(
+    auth: AuthHarness,
+) -> None:
     email = auth.email()
     await auth.sign_up(email)
-    # Failures from different addresses: the per-account limit is what trips.
+    attacker = "10.1.0.66"
     for i in range(3):
         err = await auth.refused(
-            subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-Guess-{i}", f"10.1.0.{i}"), TokenPair
+            subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-Guess-{i}", attacker), TokenPair
         )
         assert err.code == codes.INVALID_CREDENTIALS
-    # Now even the right password is refused, from anywhere, with a retry-after.
-    for address in ("10.1.0.9", ""):
-        err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, address), TokenPair)
-        assert err.code == codes.THROTTLED
-        assert "account" in err.message
-        assert 0 < _retry_after(err.message) <= 60
-    # Case does not open a fresh counter.
-    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email.upper(), PASSWORD), TokenPair)
+    # The attacker's address is locked for this account, even with the right password...
+    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, attacker), TokenPair)
     assert err.code == codes.THROTTLED
-    # Another account from the same address is unaffected.
+    assert "this account from your network address" in err.message
+    assert 0 < _retry_after(err.message) <= 60
+    # ...and case does not open a fresh counter.
+    err = await auth.refused(
+        subjects.AUTH_SIGN_IN, SignIn(email.upper(), PASSWORD, attacker), TokenPair
+    )
+    assert err.code == codes.THROTTLED
+    # The owner, from their own address, is not locked out.
+    pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, "10.1.0.7"), TokenPair)
+    assert pair.user.email == email
+    # Another account from the attacker's address is unaffected (within its budget).
     other = auth.email()
     await auth.sign_up(other)
-    ok = await auth.call(subjects.AUTH_SIGN_IN, SignIn(other, PASSWORD, "10.1.0.9"), TokenPair)
+    ok = await auth.call(subjects.AUTH_SIGN_IN, SignIn(other, PASSWORD, attacker), TokenPair)
     assert ok.user.email == other
+
+
+async def test_account_budget_spares_addresses_the_owner_used(auth: AuthHarness) -> None:
+    """Guesses from many addresses use up the account's budget (8 in the harness): new
+    addresses are then refused for the window, but not the owner's known address."""
+    email = auth.email()
+    await auth.sign_up(email)
+    home = "10.2.0.1"
+    await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, home), TokenPair)
+    for i in range(8):  # 2 guesses from each of 4 addresses: no address is locked
+        err = await auth.refused(
+            subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-{i}-xx", f"10.2.1.{i // 2}"), TokenPair
+        )
+        assert err.code == codes.INVALID_CREDENTIALS
+    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, "10.2.2.9"), TokenPair)
+    assert err.code == codes.THROTTLED
+    assert "for this account;" in err.message
+    pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, home), TokenPair)
+    assert pair.user.email == email
 
 
 async def test_success_clears_the_account_counter(auth: AuthHarness) -> None:
