@@ -34,6 +34,12 @@ lets bots into private and practice tables without an invite code. A practice ta
 zero-bet table its creator (any player) hosts against bots: it is never listed, only its
 host and bots may sit there, it deals itself once every seat is ready, and it ends when
 its host leaves.
+
+Private means private: a private table is listed only to its host, seated players and
+admins, and shown (:meth:`Lobby.get_table`, which the gateway also asks before letting
+a socket watch) to anyone else only with its invite code; without it the answer is the
+``not_found`` of a table that does not exist. Only its players, host and admins chat
+there; spectators who came with the code read.
 """
 
 from __future__ import annotations
