@@ -202,7 +202,11 @@ export function randomHex(bytes = 16) {
 const t = (id) => `/api/tables/${encodeURIComponent(id)}`;
 export const listTables = (game) => call("GET", `/api/tables${q({ game })}`);
 export const createTable = (body) => call("POST", "/api/tables", body);
-export const getTable = (id) => call("GET", t(id));
+// A private table needs its invite code unless you host it, sit there or are an admin.
+export const getTable = (id, invite_code = null) => call("GET", `${t(id)}${q({ invite_code })}`);
+/** The invite code this tab knows for a table (the host's, or one typed in), or null. */
+export const inviteFor = (id) => sessionStorage.getItem(`kalaro.invite.${id}`);
+export const rememberInvite = (id, code) => sessionStorage.setItem(`kalaro.invite.${id}`, code);
 export const sit = (id, seat = null, invite_code = null) => call("POST", `${t(id)}/sit`, { seat, invite_code });
 export const leave = (id) => call("POST", `${t(id)}/leave`, {});
 export const leaveAfterHand = (id, leaveFlag = true) => call("POST", `${t(id)}/leave-after-hand`, { leave: leaveFlag });

@@ -11,6 +11,12 @@
 
 import * as api from "./api.js";
 
+/** A subscribe frame; a private table's invite code goes with it when this tab knows it. */
+function subscribeFrame(tableId) {
+  const code = api.inviteFor(tableId);
+  return code ? { type: "subscribe", table_id: tableId, invite_code: code } : { type: "subscribe", table_id: tableId };
+}
+
 const REQUEST_TIMEOUT_MS = 10000;
 const MAX_BACKOFF_MS = 8000;
 
@@ -162,7 +168,7 @@ export class GameSocket {
     clearInterval(this.pingTimer);
     this.pingTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
     this.setStatus("open");
-    for (const tableId of this.tables) this.send({ type: "subscribe", table_id: tableId });
+    for (const tableId of this.tables) this.send(subscribeFrame(tableId));
   }
 
   heartbeat() {
@@ -222,7 +228,7 @@ export class GameSocket {
 
   subscribe(tableId) {
     this.tables.add(tableId);
-    if (this.status === "open") this.send({ type: "subscribe", table_id: tableId });
+    if (this.status === "open") this.send(subscribeFrame(tableId));
   }
 
   unsubscribe(tableId) {
@@ -234,7 +240,7 @@ export class GameSocket {
   /** Re-subscribe: the server re-seats this socket (after sitting down) and sends a view. */
   resubscribe(tableId) {
     this.tables.add(tableId);
-    this.send({ type: "subscribe", table_id: tableId });
+    this.send(subscribeFrame(tableId));
   }
 
   resync(tableId) {

@@ -12,7 +12,7 @@ from typing import Annotated, TypeVar
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath, FromQuery, JSONBody, Parameter
+from litestar.params import FromPath, FromQuery, JSONBody, Parameter, QueryParameter
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError
@@ -284,8 +284,15 @@ def caller(claims: AccessClaims) -> lb.Caller:
     return lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
 
 
+def _may_read_record(claims: AccessClaims, table: lb.TableInfo, record: HandRecord) -> bool:
+    if not table.private or "admin" in claims.roles or claims.user_id == table.host_id:
+        return True
+    return any(p.user_id == claims.user_id for p in record.players)
+
+
 class TablesController(Controller):
-    """Tables: list and watch (anyone signed in), sit and ready (players), run (hosts)."""
+    """Tables: list and watch (anyone signed in; a private table with its invite code),
+    sit and ready (players), run (hosts)."""
 
     path = "/api/tables"
     tags = ["tables"]
@@ -300,7 +307,9 @@ class TablesController(Controller):
         open_seats: FromQuery[bool] = False,
         limit: Limit = 50,
     ) -> lb.TableList:
-        message = lb.ListTables(game=game, open_seats_only=open_seats, limit=limit)
+        message = lb.ListTables(
+            game=game, open_seats_only=open_seats, limit=limit, caller=caller(claims)
+        )
         return await forward(request, subjects.LOBBY_LIST_TABLES, message, lb.TableList)
 
     @post("/", status_code=201, summary="Create a table (hosts)")
@@ -322,8 +331,11 @@ class TablesController(Controller):
         request: Request,  # type: ignore[type-arg]
         claims: Claims,
         table_id: TableId,
+        invite_code: Annotated[str | None, QueryParameter(max_length=64)] = None,
     ) -> lb.TableInfo:
-        return await forward(request, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo)
+        # A private table: only for its host, players, admins, or with its invite code.
+        message = lb.GetTable(table_id, caller(claims), invite_code)
+        return await forward(request, subjects.LOBBY_GET_TABLE, message, lb.TableInfo)
 
     @post("/{table_id:str}/sit", status_code=200, summary="Sit down (needs the max loss)")
     async def sit(
@@ -417,14 +429,19 @@ class TablesController(Controller):
         table_id: TableId,
         hand_id: Annotated[str, Parameter(min_length=1, max_length=64)],
     ) -> HandRecord:
+        """Anyone's once a public table's hand finished (the engine keeps a record only
+        of finished hands); at a private table only its players', host's and admins'.
+        Anyone else is answered as if there were no such hand."""
+        missing = RemoteError(codes.NOT_FOUND, f"no hand {hand_id} at table {table_id}")
+        # No caller: the whole table whoever asks (the record's players decide below).
         table = await forward(
             request, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo
         )
         record = await forward(
             request, subjects.engine_record(table.game), GetHandRecord(hand_id), HandRecord
         )
-        if record.table_id != table_id:
-            raise RemoteError(codes.NOT_FOUND, f"no hand {hand_id} at table {table_id}")
+        if record.table_id != table_id or not _may_read_record(claims, table, record):
+            raise missing
         return record
 
     @post("/{table_id:str}/chat-setting", status_code=200, summary="Turn chat on or off (host)")

@@ -123,8 +123,8 @@ class Session:
         match frame:
             case w.Ping(ref=ref):
                 self.send(w.Pong(ref))
-            case w.Subscribe(table_id=table_id, ref=ref):
-                await self.subscribe(table_id, ref)
+            case w.Subscribe(table_id=table_id, ref=ref, invite_code=invite_code):
+                await self.subscribe(table_id, ref, invite_code)
             case w.Unsubscribe(table_id=table_id, ref=ref):
                 await self.hub.leave(self.conn, table_id)
                 self.send(w.Unsubscribed(table_id, ref))
@@ -153,10 +153,10 @@ class Session:
         if table_id not in self.conn.seats or self.hub.feed(table_id) is None:
             raise RemoteError("not_subscribed", f"subscribe to table {table_id} first")
 
-    async def subscribe(self, table_id: str, ref: int | None) -> None:
-        table = await bus_request(
-            self.nc, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo
-        )
+    async def subscribe(self, table_id: str, ref: int | None, invite_code: str | None) -> None:
+        # The lobby answers a private table only to those who may watch it.
+        message = lb.GetTable(table_id, self.caller, invite_code)
+        table = await bus_request(self.nc, subjects.LOBBY_GET_TABLE, message, lb.TableInfo)
         seat = await self.hub.join(self.conn, table)
         self.send(w.Subscribed(table, seat, ref))
         if table.hand_id is not None:

@@ -34,6 +34,12 @@ lets bots into private and practice tables without an invite code. A practice ta
 zero-bet table its creator (any player) hosts against bots: it is never listed, only its
 host and bots may sit there, it deals itself once every seat is ready, and it ends when
 its host leaves.
+
+Private means private: a private table is listed only to its host, seated players and
+admins, and shown (:meth:`Lobby.get_table`, which the gateway also asks before letting
+a socket watch) to anyone else only with its invite code; without it the answer is the
+``not_found`` of a table that does not exist. Only its players, host and admins chat
+there; spectators who came with the code read.
 """
 
 from __future__ import annotations
@@ -321,6 +327,32 @@ def _bot_seat(rec: TableRecord, seat: int | None, now: float) -> int:
     if seat is None or seat not in kept:
         raise _error(codes.FORBIDDEN, "a bot sits only in a seat the host kept for a bot")
     return seat
+
+
+def _member(info: TableInfo, caller: Caller) -> bool:
+    """The table's host, a player seated there, or an admin."""
+    return (
+        caller.user_id == info.host_id
+        or "admin" in caller.roles
+        or _seat_of(info, caller.user_id) is not None
+    )
+
+
+def _code_matches(rec: TableRecord, given: str | None) -> bool:
+    if not given or rec.invite_code is None:
+        return False
+    return hmac.compare_digest(given.encode(), rec.invite_code.encode())
+
+
+def _may_watch(rec: TableRecord, caller: Caller, invite_code: str | None, now: float) -> bool:
+    """Whether ``caller`` may see (get, watch) the table: anyone for a public one; for a
+    private one its members, a bot on its way to a seat kept for one, or the code."""
+    info = rec.info
+    if not info.private or _member(info, caller):
+        return True
+    if BOT_ROLE in caller.roles and _kept_for_bots(rec, now):
+        return True
+    return _code_matches(rec, invite_code)
 
 
 def _names(info: TableInfo, seats: list[int]) -> str:
@@ -853,12 +885,20 @@ class Lobby:
     def _listed(info: TableInfo, req: ListTables) -> bool:
         if info.practice:  # never indexed; this only guards against an old index entry
             return False
+        if info.private and (req.caller is None or not _member(info, req.caller)):
+            return False  # private means private: its invitees open it by its link
         if req.game is not None and info.game != req.game:
             return False
         return not (req.open_seats_only and None not in info.seats)
 
     async def get_table(self, req: GetTable) -> TableInfo:
         _, rec = await self._load(req.table_id)
+        if req.caller is not None and not _may_watch(
+            rec, req.caller, req.invite_code, self._clock()
+        ):
+            # Exactly what an unknown table answers: a private table's existence is
+            # not told to someone without its code.
+            raise _error(codes.NOT_FOUND, f"no table {req.table_id!r}")
         return rec.info
 
     # --- seats --------------------------------------------------------------------------
@@ -1383,6 +1423,9 @@ class Lobby:
         _require_open(rec.info)
         if not rec.info.chat_enabled:
             raise _error(codes.FORBIDDEN, "chat is off at this table")
+        if rec.info.private and not _member(rec.info, req.caller):
+            # Spectators who came with the invite code read the chat but do not post.
+            raise _error(codes.FORBIDDEN, "at a private table only its players and host may chat")
         if not await self._chat.allow(req.table_id, req.caller.user_id, self._clock()):
             raise _error(
                 codes.THROTTLED,

@@ -143,12 +143,13 @@ export async function render(root, app) {
 
   async function sitDown(seat = null) {
     let code = null;
-    if (state.table.private) {
-      code = await ask({ title: "Private table", label: "Invite code", hint: "Ask the host for the invite code.", confirm: "Sit down" });
+    if (state.table.private && !isHost()) {
+      code = api.inviteFor(tableId) || await ask({ title: "Private table", label: "Invite code", hint: "Ask the host for the invite code.", confirm: "Sit down" });
       if (code === null) return;
     }
     const out = await run("Sit", () => api.sit(tableId, seat, code));
     if (out) {
+      if (code) api.rememberInvite(tableId, code);
       socket.resubscribe(tableId);
       app.refreshBalance();
     }
@@ -480,7 +481,19 @@ export async function render(root, app) {
   ];
 
   try {
-    setTable(await api.getTable(tableId));
+    // A private table is shown only with its invite code (unless you host it or sit
+    // there): without one the server answers not_found, so ask for it once.
+    let table;
+    try {
+      table = await api.getTable(tableId, api.inviteFor(tableId));
+    } catch (err) {
+      if (err.code !== "not_found") throw err;
+      const code = await ask({ title: "Private table?", label: "Invite code", hint: "A private table opens only with its invite code. Ask the host for it.", confirm: "Open" });
+      if (!code) throw err;
+      table = await api.getTable(tableId, code);
+      api.rememberInvite(tableId, code);
+    }
+    setTable(table);
   } catch (err) {
     mount(felt, h("div.felt-message", {}, h("p", {}, err.code === "not_found" ? "This table does not exist (or has closed)." : err.message), h("a.button.primary", { href: "#/" }, "Back to tables")));
     return () => offs.forEach((off) => off());

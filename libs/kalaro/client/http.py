@@ -219,8 +219,10 @@ class KalaroClient:
         }  # fmt: skip
         return await self.call("POST", "/api/tables", lb.TableCreated, body)
 
-    async def get_table(self, table_id: str) -> lb.TableInfo:
-        return await self.call("GET", f"/api/tables/{table_id}", lb.TableInfo)
+    async def get_table(self, table_id: str, invite_code: str | None = None) -> lb.TableInfo:
+        """One table (a private one needs its ``invite_code`` unless you host or sit there)."""
+        path = f"/api/tables/{table_id}"
+        return await self.call("GET", path, lb.TableInfo, invite_code=invite_code)
 
     async def sit(
         self, table_id: str, seat: int | None = None, invite_code: str | None = None

@@ -127,6 +127,7 @@ class TableSocket:
         self._watchers: list[asyncio.Future[None]] = []  # wait_for() callers
         self._closing = False
         self.tables: dict[str, TableState] = {}
+        self._invites: dict[str, str] = {}  # table id -> invite code, for resubscribing
         self.raw_frames: list[str] = []  # everything received, for audits in tests
         self.errors: list[w.Error] = []
         self.connects = 0
@@ -241,10 +242,15 @@ class TableSocket:
             raise FrameError(reply.code, reply.message)
         return reply
 
-    async def subscribe(self, table_id: str) -> w.Subscribed:
-        """Join the table's frames (a read: tried again while nobody answers)."""
+    async def subscribe(self, table_id: str, invite_code: str | None = None) -> w.Subscribed:
+        """Join the table's frames (a read: tried again while nobody answers). A private
+        table needs its ``invite_code`` unless you host or sit there; it is remembered
+        for subscribing again after a reconnect."""
+        if invite_code is not None:
+            self._invites[table_id] = invite_code
+        code = self._invites.get(table_id)
         reply = await self._client.retry.run(
-            lambda: self._request(lambda ref: w.Subscribe(table_id, ref)),
+            lambda: self._request(lambda ref: w.Subscribe(table_id, ref, code)),
             what=f"subscribe {table_id}",
         )
         assert isinstance(reply, w.Subscribed)

@@ -78,6 +78,9 @@ class ListTables(msgspec.Struct, frozen=True):
     game: Game | None = None
     open_seats_only: bool = False
     limit: int = 50
+    # Who asks: a private table is listed only to its host, its seated players and
+    # admins (to no one when None).
+    caller: Caller | None = None
 
 
 class TableList(msgspec.Struct, frozen=True):
@@ -85,7 +88,14 @@ class TableList(msgspec.Struct, frozen=True):
 
 
 class GetTable(msgspec.Struct, frozen=True):
+    """One table. With a ``caller`` (the gateway always gives one), a private table is
+    answered only to its host, seated players, admins, a bot on its way to a kept seat,
+    or with its ``invite_code``; anyone else gets ``not_found``, as if it did not exist.
+    Without a caller (services asking for bookkeeping) it is always answered."""
+
     table_id: str
+    caller: Caller | None = None
+    invite_code: str | None = None
 
 
 class Sit(msgspec.Struct, frozen=True):

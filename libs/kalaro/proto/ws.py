@@ -28,10 +28,14 @@ class ClientFrame(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_
 
 
 class Subscribe(ClientFrame, frozen=True, tag="subscribe"):
-    """Watch a table: as its seated player if you sit there, else as a spectator."""
+    """Watch a table: as its seated player if you sit there, else as a spectator.
+
+    A private table is watched only by its host, seated players and admins, or with its
+    ``invite_code``; anyone else is answered ``not_found``."""
 
     table_id: TableId
     ref: Ref | None = None
+    invite_code: Annotated[str, msgspec.Meta(max_length=64)] | None = None
 
 
 class Unsubscribe(ClientFrame, frozen=True, tag="unsubscribe"):
