@@ -201,8 +201,10 @@ async def test_a_quiet_socket_is_closed_unless_it_keeps_a_heartbeat(
     sdk = client.table_socket(reconnect=False)
     await sdk.connect()
     lost = asyncio.Event()
-    url = f"{stack.base_url.replace('http://', 'ws://')}/ws?token={client.access_token}"
-    bare = await open_wire(url, lambda text: None, lambda exc: lost.set())
+    url = f"{stack.base_url.replace('http://', 'ws://')}/ws"
+    bare = await open_wire(
+        url, lambda text: None, lambda exc: lost.set(), token=client.access_token
+    )
     assert bare.is_open
     await asyncio.wait_for(lost.wait(), 20)  # the bare socket sent nothing: closed
     await sdk.ping()  # the SDK's socket, just as quiet, is still open

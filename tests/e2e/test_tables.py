@@ -287,3 +287,22 @@ async def test_a_flooding_socket_is_rate_limited_and_told_which_frame(
     await asyncio.sleep(1.5)  # the bucket refills
     await socket.ping()  # and the socket is still usable
     await socket.close()
+
+
+async def test_the_sdk_never_puts_its_token_in_the_socket_url(stack: Stack, unique: str) -> None:
+    """The SDK sends its access token in a header: the gateway's log shows the /ws
+    connect with no ``token=`` (not even redacted) and never the token itself."""
+    client = await signed_up(stack, "Hidden", unique)
+    before = stack.log("gateway").count("/ws")
+    async with client.table_socket(reconnect=False) as sdk:
+        await sdk.ping()
+        assert "token" not in sdk.url
+    lines: list[str] = []
+    for _ in range(50):  # the log is written by another process: give it a moment
+        lines = [line for line in stack.log("gateway").splitlines() if "/ws" in line]
+        if len(lines) > before:
+            break
+        await asyncio.sleep(0.1)
+    assert len(lines) > before, "the gateway logged no /ws connect"
+    assert not [line for line in lines if "token=" in line], lines
+    assert client.access_token not in stack.log("gateway")

@@ -144,3 +144,19 @@ async def test_a_refused_handshake_fails_opening() -> None:
     assert pair.wire.opened.done() and pair.wire.opened.exception() is not None
     assert not pair.wire.is_open
     await asyncio.sleep(0)
+
+
+async def test_the_token_goes_in_a_header_and_never_in_the_url() -> None:
+    transport = _Transport()
+    wire = Wire(
+        ClientProtocol(parse_uri("ws://kalaro.test/ws")),
+        lambda text: None,
+        lambda exc: None,
+        headers=[("Authorization", "Bearer tok.en")],
+    )
+    wire.connection_made(transport)  # type: ignore[arg-type]
+    server = ServerProtocol()
+    server.receive_data(bytes(transport.written))
+    (request,) = server.events_received()
+    assert request.path == "/ws"  # type: ignore[union-attr]
+    assert request.headers["Authorization"] == "Bearer tok.en"  # type: ignore[union-attr]

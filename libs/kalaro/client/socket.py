@@ -147,7 +147,7 @@ class TableSocket:
     @property
     def url(self) -> str:
         base = self._client.base_url.replace("https://", "wss://").replace("http://", "ws://")
-        return f"{base}/ws?token={self._client.access_token}"
+        return f"{base}/ws"  # the token goes in a header (see _open), never in the URL
 
     async def _open(self) -> Wire:
         welcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -165,7 +165,7 @@ class TableSocket:
             elif not welcome.done():
                 welcome.set_exception(WireClosed(f"closed before the welcome frame: {exc}"))
 
-        wire = await open_wire(self.url, on_message, on_lost)
+        wire = await open_wire(self.url, on_message, on_lost, token=self._client.access_token)
         try:
             first = await asyncio.wait_for(welcome, 10)
         except BaseException:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from websockets.client import ClientProtocol
@@ -50,8 +50,10 @@ class Wire(asyncio.Protocol):
         on_message: Callable[[str], None],
         on_lost: Callable[[Exception | None], None],
         max_size: int = 2**22,
+        headers: Sequence[tuple[str, str]] = (),
     ) -> None:
         self._protocol = protocol
+        self._headers = tuple(headers)
         self._on_message = on_message
         self._on_lost = on_lost
         self._transport: asyncio.Transport | None = None
@@ -67,7 +69,10 @@ class Wire(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports are not asyncio.Transport subclasses, but behave as one.
         self._transport = cast(asyncio.Transport, transport)
-        self._protocol.send_request(self._protocol.connect())
+        request = self._protocol.connect()
+        for name, value in self._headers:
+            request.headers[name] = value
+        self._protocol.send_request(request)
         self._flush()
 
     def data_received(self, data: bytes) -> None:
@@ -220,8 +225,11 @@ async def open_wire(
     *,
     max_size: int = 2**22,
     timeout: float = 10,
+    token: str | None = None,
 ) -> Wire:
     """Connect to ``url`` (``ws://`` or ``wss://``) and finish the opening handshake.
+
+    ``token`` (an access token) is sent as ``Authorization: Bearer``, never in the URL.
 
     ``on_message`` gets every text message in order; ``on_lost`` is called once when
     the connection ends, whoever ended it.
@@ -233,10 +241,14 @@ async def open_wire(
     loop = asyncio.get_running_loop()
     # No extensions offered: no permessage-deflate (see kalaro.settings.ws_compression).
     protocol = ClientProtocol(uri, max_size=max_size)
+    headers = [("Authorization", f"Bearer {token}")] if token else []
     context = ssl.create_default_context() if uri.secure else None
     async with asyncio.timeout(timeout):
         _, wire = await loop.create_connection(
-            lambda: Wire(protocol, on_message, on_lost, max_size), uri.host, uri.port, ssl=context
+            lambda: Wire(protocol, on_message, on_lost, max_size, headers),
+            uri.host,
+            uri.port,
+            ssl=context,
         )
         try:
             await wire.opened

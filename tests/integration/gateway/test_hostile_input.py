@@ -178,8 +178,8 @@ async def test_huge_integers_in_the_query_are_a_400(
 async def test_a_deep_frame_gets_an_error_with_its_ref_and_the_socket_lives(
     world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
-    token = world.token("Ana")
-    async with websockets.connect(f"ws://{world.url}/ws?token={token}") as ws:
+    bearer = {"Authorization": f"Bearer {world.token('Ana')}"}
+    async with websockets.connect(f"ws://{world.url}/ws", additional_headers=bearer) as ws:
         assert msgspec.json.decode(await ws.recv())["type"] == "welcome"
         await ws.send(b'{"type": "ping", "ref": 7, "x": ' + DEEP + b"}")
         error = msgspec.json.decode(await ws.recv())
