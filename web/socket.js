@@ -81,7 +81,8 @@ export class GameSocket {
     }
     if (this.closing) return;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const ws = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`);
+    // The token goes in the subprotocol offer, never in the URL (URLs end up in logs).
+    const ws = new WebSocket(`${scheme}://${location.host}/ws`, ["kalaro.bearer", token]);
     this.ws = ws;
     ws.addEventListener("message", (event) => this.onMessage(ws, event));
     ws.addEventListener("close", (event) => this.onClose(ws, event));

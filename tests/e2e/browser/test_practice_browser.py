@@ -40,3 +40,30 @@ def test_practice_table_in_one_click(
     page.wait_for_function(
         "() => document.querySelector('#balance-amount')?.textContent === '1,000'"
     )
+
+
+def test_the_page_never_puts_its_token_in_the_socket_url(
+    new_page: Any, unique: str, stack: Any
+) -> None:
+    """The page offers its token as a WebSocket subprotocol: the /ws URL it opens has no
+    query at all, the gateway accepts it (its first frame is the welcome), and the
+    gateway's log shows no ``token=``."""
+    page = new_page(WIDE)
+    sockets: list[Any] = []
+    frames: list[str] = []
+
+    def opened(ws: Any) -> None:
+        sockets.append(ws)
+        ws.on("framereceived", lambda payload: frames.append(str(payload)))
+
+    page.on("websocket", opened)
+    sign_up(page, f"quiet-url-{unique}@example.com", "Quiet")
+    page.click("button.practice[data-game='tongits']")
+    page.wait_for_selector("#ready")
+    page.wait_for_function("() => true")  # let Playwright deliver the socket's events
+    assert sockets, "the page opened no WebSocket"
+    for ws in sockets:
+        assert ws.url.endswith("/ws"), ws.url
+        assert "token" not in ws.url
+    assert any('"welcome"' in frame for frame in frames), frames[:3]
+    assert not [line for line in stack.log("gateway").splitlines() if "/ws?" in line]
