@@ -31,6 +31,7 @@ from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.proto.auth import SessionRevoked
 from kalaro.settings import Settings
 from services.gateway import limits, routes, routes_practice
+from services.gateway.apidoc import document_errors
 from services.gateway.hub import Hub
 from services.gateway.presence import PresenceReporter
 from services.gateway.security import KeyCache, trusted_networks
@@ -190,7 +191,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
             create_static_files_router(path="/", directories=[WEB_DIR], html_mode=True, name="web")
         )
     limits.redact_tokens_in_server_logs()
-    return Litestar(
+    app = Litestar(
         route_handlers=handlers,  # type: ignore[arg-type]
         lifespan=[lifespan],
         request_class=GatewayRequest,
@@ -214,3 +215,5 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         ),
         debug=False,
     )
+    document_errors(app)
+    return app
