@@ -145,7 +145,10 @@ const q = (params) => {
 // --- accounts -------------------------------------------------------------------------
 export const config = () => raw("GET", "/api/config");
 export const signUp = (email, password, display_name) =>
-  raw("POST", "/api/auth/sign-up", { email, password, display_name }).then(storePair);
+  // Sign-up answers "check_email" whether or not the address is known; then sign in.
+  raw("POST", "/api/auth/sign-up", { email, password, display_name })
+    .then(() => raw("POST", "/api/auth/sign-in", { email, password }))
+    .then(storePair);
 export const signIn = (email, password) =>
   raw("POST", "/api/auth/sign-in", { email, password }).then(storePair);
 export const googleSignIn = (id_token) =>

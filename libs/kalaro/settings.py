@@ -76,6 +76,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     throttle_window_seconds: int = 900
     throttle_address_max_failures: int = 20
     throttle_account_max_failures: int = 100
+    # Mail (verification links): an SMTP server ("smtp://host:25", "smtps://user:pass@host:465",
+    # "smtp+starttls://host:587"). Empty: mails are written to <var_dir>/mail/*.eml and the
+    # link is logged (development). ``public_url`` is where links point (default: the
+    # gateway's own address).
+    smtp_url: str = ""
+    mail_from: str = "KaLaro <no-reply@kalaro.local>"
+    public_url: str = ""
+    verify_token_hours: int = 24
     admin_email: str = ""
     admin_password: str = ""
     # Wallet

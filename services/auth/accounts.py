@@ -36,6 +36,7 @@ from kalaro.proto.auth import (
     BOT_EMAIL_DOMAIN,
     CreateBot,
     DecideHostRequest,
+    EmailVerified,
     GetProfile,
     GoogleSignIn,
     HostRequest,
@@ -50,15 +51,18 @@ from kalaro.proto.auth import (
     SignIn,
     SignOut,
     SignUp,
+    SignUpAccepted,
     TokenPair,
     UserProfile,
     UserRegistered,
+    VerifyEmail,
 )
 from kalaro.settings import Settings
 from kalaro.tokens import ALLOWED_ALGORITHMS, TokenError, issue_access_token, public_jwks
 from services.auth.google import GoogleVerifier
+from services.auth.mail import Mailer
 from services.auth.passwords import Passwords, generate_password, policy_problem
-from services.auth.schema import host_requests, refresh_tokens, users
+from services.auth.schema import email_tokens, host_requests, refresh_tokens, users
 from services.auth.throttle import Throttle
 
 log = logging.getLogger("services.auth")
@@ -97,6 +101,7 @@ class AuthDeps:
     on_registered: Publisher | None = None
     on_revoked: Revoker | None = None
     clock: Callable[[], float] = time.time
+    mailer: Mailer | None = None
     jwks: tuple[dict[str, str], ...] = field(init=False)
     kid: str = field(init=False)
 
@@ -104,6 +109,8 @@ class AuthDeps:
         jwks = tuple(public_jwks(self.signing_key))
         object.__setattr__(self, "jwks", jwks)
         object.__setattr__(self, "kid", jwks[0]["kid"])
+        if self.mailer is None:
+            object.__setattr__(self, "mailer", Mailer(self.settings))
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -158,6 +165,7 @@ def _profile(row: Any) -> UserProfile:
         roles=_roles(row.roles),
         created_at=_iso(row.created_at),
         google_linked=row.google_sub is not None,
+        email_verified=bool(row.email_verified),
     )
 
 
@@ -224,15 +232,63 @@ async def _issue_pair(
 # --- sign up, sign in ----------------------------------------------------------------
 
 
-def _email_taken() -> ServiceError:
-    return ServiceError(codes.EMAIL_TAKEN, "an account with this email already exists")
-
-
 def is_bot_email(email: str) -> bool:
     return email.endswith(f"@{BOT_EMAIL_DOMAIN}")
 
 
-async def sign_up(deps: AuthDeps, req: SignUp) -> TokenPair:
+def _link_base(settings: Settings) -> str:
+    return (settings.public_url or f"http://{settings.http_host}:{settings.http_port}").rstrip("/")
+
+
+async def _new_verify_link(conn: AsyncConnection, deps: AuthDeps, user_id: str) -> str:
+    """A single-use verification link for ``user_id`` (its token stored hashed)."""
+    token = secrets.token_urlsafe(32)
+    now_ms = deps.now_ms()
+    await conn.execute(
+        email_tokens.insert().values(
+            token_hash=_hash_token(token),
+            user_id=user_id,
+            created_at=now_ms,
+            expires_at=now_ms + deps.settings.verify_token_hours * 3_600_000,
+        )
+    )
+    return f"{_link_base(deps.settings)}/api/auth/verify?token={token}"
+
+
+async def _mail(deps: AuthDeps, to: str, subject: str, body: str, link: str = "") -> None:
+    if deps.mailer is not None:
+        await deps.mailer.send(to, subject, body, link=link)
+
+
+async def _mail_verify(deps: AuthDeps, email: str, name: str, link: str) -> None:
+    hours = deps.settings.verify_token_hours
+    body = (
+        f"Hello {name},\n\nWelcome to KaLaro. Confirm that this is your email address by "
+        f"opening this link (it works once, within {hours} hours):\n\n{link}\n\n"
+        "If you did not create a KaLaro account, ignore this mail: nobody can keep an "
+        "address that is not theirs.\n"
+    )
+    await _mail(deps, email, "Confirm your KaLaro email address", body, link)
+
+
+async def _mail_already(deps: AuthDeps, email: str) -> None:
+    base = _link_base(deps.settings)
+    body = (
+        "Hello,\n\nSomeone (perhaps you) tried to create a KaLaro account with this email "
+        "address, but you already have an account. Nothing was changed.\n\n"
+        f"Sign in at {base}/ with your password, or with Google if you use it.\n"
+    )
+    await _mail(deps, email, "You already have a KaLaro account", body)
+
+
+async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
+    """Create an unverified account and mail it a verification link.
+
+    The answer is the same whether or not the email is known (so sign-up reveals
+    nothing): for a known email nothing changes and its owner is told by mail. The
+    caller signs in with the password afterwards; a squatter's password for someone
+    else's address then fails exactly like a wrong one.
+    """
     email = normalize_email(req.email)
     if is_bot_email(email):
         raise _bad_request("that email domain is reserved; use your own email address")
@@ -240,31 +296,73 @@ async def sign_up(deps: AuthDeps, req: SignUp) -> TokenPair:
     problem = policy_problem(req.password, email)
     if problem is not None:
         raise ServiceError(codes.WEAK_PASSWORD, f"password too weak: {problem}")
-    async with deps.engine.connect() as conn:
-        # Saves a hash for the common case; the unique constraint settles races.
-        if await _user_where(conn, users.c.email == email) is not None:
-            raise _email_taken()
+    # Hashed whether or not the email is known: both answers take the same time.
     password_hash = await deps.passwords.hash(req.password)
     user_id = uuid.uuid4().hex
+    link = ""
     try:
         async with deps.engine.begin() as conn:
-            await conn.execute(
-                users.insert().values(
-                    id=user_id,
-                    email=email,
-                    display_name=name,
-                    password_hash=password_hash,
-                    roles=_roles_text(["player"]),
-                    created_at=deps.now_ms(),
+            if await _user_where(conn, users.c.email == email) is None:
+                await conn.execute(
+                    users.insert().values(
+                        id=user_id,
+                        email=email,
+                        display_name=name,
+                        password_hash=password_hash,
+                        roles=_roles_text(["player"]),
+                        created_at=deps.now_ms(),
+                        email_verified=False,
+                    )
                 )
-            )
-            row = await _user_where(conn, users.c.id == user_id)
-            pair = await _issue_pair(conn, deps, row)
-    except IntegrityError as exc:
-        raise _email_taken() from exc
-    log.info("signed up %s", user_id)
+                link = await _new_verify_link(conn, deps, user_id)
+    except IntegrityError:
+        link = ""  # a concurrent sign-up took the address first: it is known now
+    if not link:
+        log.info("sign-up for a known email")
+        await _mail_already(deps, email)
+        return SignUpAccepted()
+    async with deps.engine.connect() as conn:
+        row = await _user_where(conn, users.c.id == user_id)
+    log.info("signed up %s (unverified)", user_id)
+    await _mail_verify(deps, email, name, link)
     await _announce(deps.on_registered, row)
-    return pair
+    return SignUpAccepted()
+
+
+async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
+    """Follow a verification link: mark its account verified; each link works once."""
+    if not _plausible_refresh_token(req.token):
+        raise ServiceError(codes.INVALID_TOKEN, "this verification link is not valid")
+    now_ms = deps.now_ms()
+    async with deps.engine.begin() as conn:
+        token = (
+            await conn.execute(
+                sa.select(email_tokens)
+                .where(email_tokens.c.token_hash == _hash_token(req.token))
+                .with_for_update()
+            )
+        ).first()
+        if token is None:
+            raise ServiceError(codes.INVALID_TOKEN, "this verification link is not valid")
+        if token.used_at is not None:
+            raise ServiceError(codes.INVALID_TOKEN, "this verification link was already used")
+        if token.expires_at <= now_ms:
+            raise ServiceError(
+                codes.TOKEN_EXPIRED, "this verification link has expired; sign up again"
+            )
+        marked = await conn.execute(
+            email_tokens.update()
+            .where(email_tokens.c.token_hash == token.token_hash, email_tokens.c.used_at.is_(None))
+            .values(used_at=now_ms)
+        )
+        if marked.rowcount != 1:
+            raise ServiceError(codes.INVALID_TOKEN, "this verification link was already used")
+        await conn.execute(
+            users.update().where(users.c.id == token.user_id).values(email_verified=True)
+        )
+        row = await _user_where(conn, users.c.id == token.user_id)
+    log.info("verified the email of %s", row.id)
+    return EmailVerified(user_id=row.id, email=row.email)
 
 
 async def sign_in(deps: AuthDeps, req: SignIn) -> TokenPair:
@@ -299,7 +397,12 @@ async def sign_in(deps: AuthDeps, req: SignIn) -> TokenPair:
 
 async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
     """Sign in with a Google ID token: the account linked to its ``sub``, else the
-    account with its (Google-verified) email, which gets linked, else a new account."""
+    account with its (Google-verified) email, which gets linked, else a new account.
+
+    Only a *verified* password account is linked as it is. An unverified one may have
+    been made by anyone who typed this address, so its Google-verified owner takes it
+    over: the password stops working and every session of it ends.
+    """
     if deps.google is None:
         raise ServiceError(codes.UNAVAILABLE, "Google sign-in is not configured on this server")
     try:
@@ -313,6 +416,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
         name = email.split("@", 1)[0][:MAX_DISPLAY_NAME]
     for attempt in range(2):
         created = False
+        taken_over: list[str] = []
         try:
             async with deps.engine.begin() as conn:
                 row = await _user_where(conn, users.c.google_sub == identity.sub)
@@ -323,13 +427,17 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
                             codes.CONFLICT,
                             "this email's account is linked to a different Google account",
                         )
-                    if row is not None:
+                    if row is not None and row.email_verified:
                         await conn.execute(
                             users.update()
                             .where(users.c.id == row.id)
                             .values(google_sub=identity.sub)
                         )
                         log.info("linked Google account to %s", row.id)
+                        user_id = row.id
+                    elif row is not None:
+                        taken_over = await _take_over(conn, deps, row.id, identity.sub, name)
+                        log.warning("Google-verified owner took over unverified account %s", row.id)
                         user_id = row.id
                     else:
                         user_id = uuid.uuid4().hex
@@ -342,6 +450,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
                                 google_sub=identity.sub,
                                 roles=_roles_text(["player"]),
                                 created_at=deps.now_ms(),
+                                email_verified=True,
                             )
                         )
                         created = True
@@ -356,8 +465,49 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
             raise ServiceError(codes.CONFLICT, "could not link this Google account") from exc
         if created:
             await _announce(deps.on_registered, row)
+        for family_id in taken_over:
+            try:
+                await _revoke_access(deps, family_id, row.id)
+            except Exception:
+                log.exception("could not revoke the access tokens of family %s", family_id)
         return pair
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _take_over(
+    conn: AsyncConnection, deps: AuthDeps, user_id: str, sub: str, name: str
+) -> list[str]:
+    """Give an unverified account to its Google-verified owner: link it, mark it
+    verified, drop the password, void its links and revoke its refresh tokens. The
+    families whose access tokens must be revoked too are returned."""
+    now_ms = deps.now_ms()
+    await conn.execute(
+        users.update()
+        .where(users.c.id == user_id)
+        .values(google_sub=sub, email_verified=True, password_hash=None, display_name=name)
+    )
+    await conn.execute(
+        email_tokens.update()
+        .where(email_tokens.c.user_id == user_id, email_tokens.c.used_at.is_(None))
+        .values(used_at=now_ms)
+    )
+    families = (
+        (
+            await conn.execute(
+                sa.select(refresh_tokens.c.family_id)
+                .where(refresh_tokens.c.user_id == user_id, refresh_tokens.c.revoked_at.is_(None))
+                .distinct()
+            )
+        )
+        .scalars()
+        .all()
+    )
+    await conn.execute(
+        refresh_tokens.update()
+        .where(refresh_tokens.c.user_id == user_id, refresh_tokens.c.revoked_at.is_(None))
+        .values(revoked_at=now_ms)
+    )
+    return list(families)
 
 
 # --- refresh, sign out -----------------------------------------------------------------
@@ -670,6 +820,7 @@ async def create_bot(deps: AuthDeps, req: CreateBot) -> UserProfile:
                             password_hash=new_hash,
                             roles=_roles_text(BOT_ROLES),
                             created_at=deps.now_ms(),
+                            email_verified=True,  # a reserved domain nobody else can use
                         )
                     )
                     log.info("created bot %s (%s)", user_id, name)
@@ -746,12 +897,14 @@ async def ensure_admin(
                             password_hash=new_hash,
                             roles=_roles_text(ADMIN_ROLES),
                             created_at=int(clock() * 1000),
+                            email_verified=True,  # the operator named this address
                         )
                     )
                 else:
                     user_id = row.id
                     values: dict[str, Any] = {
-                        "roles": _roles_text([*_roles(row.roles), *ADMIN_ROLES])
+                        "roles": _roles_text([*_roles(row.roles), *ADMIN_ROLES]),
+                        "email_verified": True,
                     }
                     if new_hash is not None:
                         values["password_hash"] = new_hash

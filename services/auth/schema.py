@@ -1,4 +1,4 @@
-"""The auth service's tables: users, refresh tokens, host requests.
+"""The auth service's tables: users, refresh tokens, host requests, email links.
 
 Tables are prefixed ``auth_`` because every SQL-owning service may share one database
 (``make run`` points them all at one SQLite file). The migrations are hand-written DDL
@@ -32,6 +32,20 @@ users = sa.Table(
     # Comma-separated, canonical order ("player,host,admin"); see accounts.ROLE_ORDER.
     sa.Column("roles", sa.String(64), nullable=False),
     sa.Column("created_at", sa.BigInteger, nullable=False),
+    # The owner proved the email (mailed link, Google, or the operator named it). An
+    # unverified password account loses the address to its Google-verified owner.
+    sa.Column("email_verified", sa.Boolean, nullable=False, server_default=sa.false()),
+)
+
+# Single-use email verification links, stored as the sha256 of the token.
+email_tokens = sa.Table(
+    "auth_email_tokens",
+    metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("expires_at", sa.BigInteger, nullable=False),
+    sa.Column("used_at", sa.BigInteger),
 )
 
 refresh_tokens = sa.Table(
@@ -102,6 +116,25 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE UNIQUE INDEX ux_auth_host_requests_pending"
             " ON auth_host_requests (user_id) WHERE status = 'pending'",
             "CREATE INDEX ix_auth_host_requests_status ON auth_host_requests (status, created_at)",
+        ),
+    ),
+    Migration(
+        2,
+        "verified emails and single-use verification links",
+        (
+            "ALTER TABLE auth_users ADD COLUMN email_verified BOOLEAN NOT NULL DEFAULT FALSE",
+            # Google vouched for linked accounts; the operator named the admins; bot
+            # addresses are reserved. Older password-only accounts stay unverified.
+            "UPDATE auth_users SET email_verified = TRUE WHERE google_sub IS NOT NULL"
+            " OR roles LIKE '%admin%' OR roles LIKE '%bot%'",
+            """CREATE TABLE auth_email_tokens (
+                token_hash VARCHAR(64) PRIMARY KEY,
+                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT
+            )""",
+            "CREATE INDEX ix_auth_email_tokens_user ON auth_email_tokens (user_id)",
         ),
     ),
 )

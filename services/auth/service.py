@@ -33,6 +33,7 @@ from kalaro.proto.auth import (
     SignOut,
     SignUp,
     UserRegistered,
+    VerifyEmail,
 )
 from kalaro.settings import Settings
 from kalaro.tokens import load_or_create_private_key, revocation_seconds, revoked_key
@@ -125,6 +126,9 @@ def build_service(deps: AuthDeps) -> Service:
     """Every ``auth.*`` subject, wired to its function."""
     service = Service(SERVICE_NAME)
     service.add(subjects.AUTH_SIGN_UP, SignUp, lambda req: accounts.sign_up(deps, req))
+    service.add(
+        subjects.AUTH_VERIFY_EMAIL, VerifyEmail, lambda req: accounts.verify_email(deps, req)
+    )
     service.add(subjects.AUTH_SIGN_IN, SignIn, lambda req: accounts.sign_in(deps, req))
     service.add(
         subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn, lambda req: accounts.google_sign_in(deps, req)

@@ -79,10 +79,25 @@ class AuthController(Controller):
     path = "/api/auth"
     tags = ["auth"]
 
-    @post("/sign-up", status_code=201, summary="Create an account and sign in")
-    async def sign_up(self, request: Request, data: JSONBody[api.SignUpBody]) -> a.TokenPair:  # type: ignore[type-arg]
+    @post(
+        "/sign-up",
+        status_code=202,
+        summary="Create an account (then sign in); a verification link is mailed",
+        description="Answers 202 `check_email` whether or not the email is known, so it "
+        "reveals nothing; sign in with the password afterwards.",
+    )
+    async def sign_up(self, request: Request, data: JSONBody[api.SignUpBody]) -> a.SignUpAccepted:  # type: ignore[type-arg]
         message = a.SignUp(data.email, data.password, data.display_name, _address(request))
-        return await forward(request, subjects.AUTH_SIGN_UP, message, a.TokenPair)
+        return await forward(request, subjects.AUTH_SIGN_UP, message, a.SignUpAccepted)
+
+    @get("/verify", summary="Follow an email verification link (single use)")
+    async def verify(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        token: Annotated[str, Parameter(min_length=1, max_length=512)],
+    ) -> a.EmailVerified:
+        message = a.VerifyEmail(token)
+        return await forward(request, subjects.AUTH_VERIFY_EMAIL, message, a.EmailVerified)
 
     @post("/sign-in", status_code=200, summary="Sign in with email and password")
     async def sign_in(self, request: Request, data: JSONBody[api.SignInBody]) -> a.TokenPair:  # type: ignore[type-arg]

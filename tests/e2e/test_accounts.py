@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
-from typing import Any
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -25,7 +29,12 @@ def sign_up(http: httpx.Client, unique: str, name: str = "Juan") -> dict[str, An
         json={"email": f"{name.lower()}-{unique}@example.com", "password": PASSWORD,
               "display_name": name},
     )  # fmt: skip
-    assert r.status_code == 201, r.text
+    assert (r.status_code, r.json()) == (202, {"status": "check_email"}), r.text
+    r = http.post(
+        "/api/auth/sign-in",
+        json={"email": f"{name.lower()}-{unique}@example.com", "password": PASSWORD},
+    )
+    assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
     return body
 
@@ -249,3 +258,98 @@ def test_api_docs_and_web_page_are_served(http: httpx.Client) -> None:
     page = http.get("/")
     assert page.status_code == 200 and "KaLaro" in page.text
     assert http.get("/healthz").json()["nats"] is True
+
+
+def mails_to(stack: Stack, email: str) -> list[EmailMessage]:
+    """The mails the auth service wrote for ``email`` (no SMTP server: var/mail/*.eml)."""
+    found = []
+    for path in sorted((stack.root / "mail").glob("*.eml")):
+        msg = message_from_bytes(path.read_bytes(), policy=default)
+        if msg["To"] == email:
+            found.append(cast(EmailMessage, msg))
+    return found
+
+
+def verify_link(stack: Stack, email: str) -> str:
+    body = mails_to(stack, email)[-1].get_content()
+    match = re.search(r"http://\S+/api/auth/verify\?token=[A-Za-z0-9_-]+", body)
+    assert match, body
+    return match.group(0)
+
+
+def test_sign_up_mails_a_single_use_link_and_reveals_nothing(
+    stack: Stack, http: httpx.Client, unique: str
+) -> None:
+    email = f"vera-{unique}@example.com"
+    tokens = sign_up(http, unique, "Vera")
+    assert tokens["user"]["email_verified"] is False
+    link = verify_link(stack, email)
+    assert link.startswith(stack.base_url)
+    r = http.get(link)
+    assert r.status_code == 200, r.text
+    assert r.json() == {
+        "user_id": tokens["user"]["user_id"],
+        "email": email,
+        "email_verified": True,
+    }
+    me = http.get("/api/me/", headers=bearer(tokens["access_token"])).json()
+    assert me["email_verified"] is True
+    again = http.get(link)
+    assert again.status_code == 401 and error_code(again) == "invalid_token"
+    garbage = http.get("/api/auth/verify", params={"token": "garbage-garbage-garbage-garbage"})
+    assert garbage.status_code == 401 and error_code(garbage) == "invalid_token"
+    assert http.get("/api/auth/verify").status_code == 400
+    # A known email is answered exactly like a new one; the owner is told by mail.
+    known = http.post(
+        "/api/auth/sign-up",
+        json={"email": email.upper(), "password": "another long password", "display_name": "X"},
+    )
+    new = http.post(
+        "/api/auth/sign-up",
+        json={"email": f"nova-{unique}@example.com", "password": PASSWORD, "display_name": "Nova"},
+    )
+    assert (known.status_code, known.json()) == (new.status_code, new.json())
+    assert (known.status_code, known.json()) == (202, {"status": "check_email"})
+    assert mails_to(stack, email)[-1]["Subject"] == "You already have a KaLaro account"
+    squat = http.post(
+        "/api/auth/sign-in", json={"email": email, "password": "another long password"}
+    )
+    assert squat.status_code == 401 and error_code(squat) == "invalid_credentials"
+
+
+def test_google_takes_over_an_unverified_account_and_links_a_verified_one(
+    stack: Stack, http: httpx.Client, unique: str
+) -> None:
+    squatted = f"owner-{unique}@gmail.com"
+    r = http.post(
+        "/api/auth/sign-up",
+        json={"email": squatted, "password": PASSWORD, "display_name": "Squatter"},
+    )
+    assert r.status_code == 202, r.text
+    squatter = http.post("/api/auth/sign-in", json={"email": squatted, "password": PASSWORD})
+    assert squatter.status_code == 200, squatter.text
+    owner = http.post(
+        "/api/auth/google", json={"id_token": stack.google.id_token(f"o-{unique}", squatted)}
+    )
+    assert owner.status_code == 200, owner.text
+    assert owner.json()["user"]["email_verified"] is True
+    assert owner.json()["user"]["google_linked"] is True
+    again = http.post("/api/auth/sign-in", json={"email": squatted, "password": PASSWORD})
+    assert again.status_code == 401 and error_code(again) == "invalid_credentials"
+    stale = http.get("/api/me/", headers=bearer(squatter.json()["access_token"]))
+    assert stale.status_code == 401, stale.text
+    refresh = squatter.json()["refresh_token"]
+    assert http.post("/api/auth/refresh", json={"refresh_token": refresh}).status_code == 401
+
+    # A verified password account is linked, and its password keeps working.
+    tokens = sign_up(http, unique, "Vida")
+    email = f"vida-{unique}@example.com"
+    assert http.get(verify_link(stack, email)).status_code == 200
+    linked = http.post(
+        "/api/auth/google", json={"id_token": stack.google.id_token(f"v-{unique}", email)}
+    )
+    assert linked.status_code == 200, linked.text
+    assert linked.json()["user"]["user_id"] == tokens["user"]["user_id"]
+    assert linked.json()["user"]["display_name"] == "Vida"
+    signed_in = http.post("/api/auth/sign-in", json={"email": email, "password": PASSWORD})
+    assert signed_in.status_code == 200, signed_in.text

@@ -120,9 +120,15 @@ class KalaroClient:
 
     # --- accounts ---------------------------------------------------------------------
     async def sign_up(self, email: str, password: str, display_name: str) -> a.TokenPair:
+        """Create an account, then sign in with its password.
+
+        Sign-up answers the same whether or not the email is known (a verification link
+        is mailed); if the address already had an account, the sign-in fails as a wrong
+        password would.
+        """
         body = {"email": email, "password": password, "display_name": display_name}
-        self.tokens = await self.call("POST", "/api/auth/sign-up", a.TokenPair, body)
-        return self.tokens
+        await self.call("POST", "/api/auth/sign-up", a.SignUpAccepted, body)
+        return await self.sign_in(email, password)
 
     async def sign_in(self, email: str, password: str) -> a.TokenPair:
         body = {"email": email, "password": password}

@@ -25,6 +25,8 @@ class UserProfile(msgspec.Struct, frozen=True):
     roles: tuple[Role, ...]
     created_at: str
     google_linked: bool = False
+    # The owner of the email proved it (followed the link we mailed, or Google said so).
+    email_verified: bool = False
 
 
 class TokenPair(msgspec.Struct, frozen=True):
@@ -40,6 +42,23 @@ class SignUp(msgspec.Struct, frozen=True):
     password: str
     display_name: str
     address: str = ""
+
+
+class SignUpAccepted(msgspec.Struct, frozen=True):
+    """The answer to every well-formed sign-up, whether or not the email was known: the
+    rest happens by email (a verification link, or "you already have an account")."""
+
+    status: Literal["check_email"] = "check_email"
+
+
+class VerifyEmail(msgspec.Struct, frozen=True):
+    token: str
+
+
+class EmailVerified(msgspec.Struct, frozen=True):
+    user_id: str
+    email: str
+    email_verified: bool = True
 
 
 class SignIn(msgspec.Struct, frozen=True):

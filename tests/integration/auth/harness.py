@@ -5,10 +5,14 @@ clock, and a stand-in for Google's signing key (tests sign ID tokens themselves)
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import jwt
 import pytest
@@ -19,7 +23,7 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, request
 from kalaro.proto import subjects
-from kalaro.proto.auth import SignUp, TokenPair
+from kalaro.proto.auth import SignIn, SignUp, SignUpAccepted, TokenPair
 from kalaro.settings import Settings, load_settings
 from services.auth.accounts import AuthDeps
 
@@ -107,8 +111,29 @@ class AuthHarness:
     async def sign_up(
         self, email: str | None = None, password: str = PASSWORD, name: str = "Juan"
     ) -> TokenPair:
-        message = SignUp(email or self.email(), password, name)
-        return await self.call(subjects.AUTH_SIGN_UP, message, TokenPair)
+        """Sign up (answered ``check_email``), then sign in with the password."""
+        email = email or self.email()
+        accepted = await self.call(
+            subjects.AUTH_SIGN_UP, SignUp(email, password, name), SignUpAccepted
+        )
+        assert accepted.status == "check_email"
+        return await self.call(subjects.AUTH_SIGN_IN, SignIn(email, password), TokenPair)
+
+    def mails(self, to: str) -> list[EmailMessage]:
+        """The mails written for ``to`` under var/mail/ (no SMTP server in tests), oldest first."""
+        found = []
+        for path in sorted(Path(self.settings.var_dir, "mail").glob("*.eml")):
+            msg = message_from_bytes(path.read_bytes(), policy=default)
+            if msg["To"] == to:
+                found.append(cast(EmailMessage, msg))
+        return found
+
+    def link(self, to: str) -> str:
+        """The verification token in the latest mail to ``to``."""
+        body = self.mails(to)[-1].get_content()
+        match = re.search(r"/api/auth/verify\?token=([A-Za-z0-9_-]+)", body)
+        assert match, body
+        return match.group(1)
 
     async def count(self, table: str) -> int:
         async with self.deps.engine.connect() as conn:

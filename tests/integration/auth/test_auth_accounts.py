@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import argon2
+import msgspec
 import pytest
 import sqlalchemy as sa
 from nats.js.api import ConsumerConfig, DeliverPolicy
@@ -22,6 +23,7 @@ from kalaro.proto.auth import (
     SignIn,
     SignOut,
     SignUp,
+    SignUpAccepted,
     TokenPair,
     UserProfile,
     UserRegistered,
@@ -195,15 +197,33 @@ async def test_password_hash_is_argon2id_at_or_above_the_floor(auth: AuthHarness
     assert params.parallelism >= 1
 
 
-async def test_duplicate_email_is_taken_whatever_the_case(auth: AuthHarness) -> None:
+async def test_known_email_answers_like_a_new_one_and_changes_nothing(auth: AuthHarness) -> None:
     email = auth.email()
-    await auth.sign_up(email)
+    pair = await auth.sign_up(email)
+    fresh = await auth.call(
+        subjects.AUTH_SIGN_UP, SignUp(auth.email(), "Another-Pass-77", "Other"), SignUpAccepted
+    )
     for variant in (email, email.upper(), f"  {email.title()} "):
-        err = await auth.refused(
-            subjects.AUTH_SIGN_UP, SignUp(variant, "Another-Pass-77", "Other"), TokenPair
+        raw = await auth.nc.request(
+            subjects.AUTH_SIGN_UP,
+            msgspec.json.encode(SignUp(variant, "Another-Pass-77", "Other")),
+            timeout=5,
         )
-        assert err.code == codes.EMAIL_TAKEN
-    assert await auth.count("auth_users") == 1
+        assert not (raw.headers or {}).get("Kalaro-Error")
+        assert msgspec.json.decode(raw.data, type=SignUpAccepted) == fresh
+    assert await auth.count("auth_users") == 2
+    # The squatter's password does not open the account; the owner's still does.
+    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, "Another-Pass-77"), TokenPair)
+    assert err.code == codes.INVALID_CREDENTIALS
+    again = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)
+    assert again.user.user_id == pair.user.user_id and again.user.display_name == "Juan"
+    # The owner is told by mail; no second verification link is sent.
+    mails = auth.mails(email)
+    assert [m["Subject"] for m in mails] == [
+        "Confirm your KaLaro email address",
+        *["You already have a KaLaro account"] * 3,
+    ]
+    assert "/api/auth/verify" not in mails[-1].get_content()
 
 
 async def test_wrong_password_and_unknown_email_look_the_same(auth: AuthHarness) -> None:
@@ -264,7 +284,7 @@ async def test_user_registered_is_published_once_per_new_account(auth: AuthHarne
     email = auth.email()
     pair = await auth.sign_up(email)
     await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)
-    await auth.refused(subjects.AUTH_SIGN_UP, SignUp(email, PASSWORD, "Again"), TokenPair)
+    await auth.call(subjects.AUTH_SIGN_UP, SignUp(email, PASSWORD, "Again"), SignUpAccepted)
     second = await auth.sign_up()
 
     js = auth.nc.jetstream()

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
 
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
-from kalaro.proto.auth import GoogleSignIn, SignIn, TokenPair
+from kalaro.proto.auth import EmailVerified, GoogleSignIn, SignIn, TokenPair, VerifyEmail
 from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 
@@ -51,10 +51,11 @@ async def test_valid_token_creates_then_signs_in_the_same_account(auth: AuthHarn
 async def test_verified_email_links_an_existing_password_account(auth: AuthHarness) -> None:
     email = auth.email()
     pair = await auth.sign_up(email)
+    await auth.call(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(auth.link(email)), EmailVerified)
     token = auth.google.id_token(sub=f"g-{auth.unique}", email=email, now=auth.clock())
     linked = await _google(auth, token)
     assert linked.user.user_id == pair.user.user_id
-    assert linked.user.google_linked
+    assert linked.user.google_linked and linked.user.email_verified
     assert linked.user.display_name == "Juan"  # the account keeps its own name
     # The password still works too.
     assert (await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)).user

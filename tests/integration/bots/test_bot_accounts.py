@@ -20,6 +20,7 @@ from kalaro.proto.auth import (
     RequestHost,
     SignIn,
     SignUp,
+    SignUpAccepted,
     TokenPair,
     UserProfile,
 )
@@ -72,7 +73,7 @@ async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
     # No UserRegistered for a bot (so no welcome grant: bots never hold credits); a
     # person signing up after it is announced, so the listener did listen.
     person = f"ana-{unique}@example.com"
-    await request(nc, subjects.AUTH_SIGN_UP, SignUp(person, "Kulay-Ube-42", "Ana"), TokenPair)
+    await request(nc, subjects.AUTH_SIGN_UP, SignUp(person, "Kulay-Ube-42", "Ana"), SignUpAccepted)
     await nc.flush()
     await sub.unsubscribe()
     heard_of = [msgspec.json.decode(m.data)["email"] for m in announced]
@@ -96,7 +97,7 @@ async def test_a_new_secret_resets_the_bot_password(nc: NATS, auth: AuthDeps, un
 
 async def test_bot_accounts_cannot_touch_people(nc: NATS, auth: AuthDeps, unique: str) -> None:
     person = f"juan-{unique}@example.com"
-    await request(nc, subjects.AUTH_SIGN_UP, SignUp(person, "Kulay-Ube-42", "Juan"), TokenPair)
+    await request(nc, subjects.AUTH_SIGN_UP, SignUp(person, "Kulay-Ube-42", "Juan"), SignUpAccepted)
     strong = "x" * 40
     error = await refused(
         nc, subjects.AUTH_CREATE_BOT, CreateBot(person, "Juan", strong), UserProfile

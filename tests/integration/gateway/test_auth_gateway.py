@@ -92,7 +92,9 @@ class Stack:
         r = await self.direct.post(
             "/api/auth/sign-up", json={"email": email, "password": PASSWORD, "display_name": name}
         )
-        assert r.status_code == 201, r.text
+        assert (r.status_code, r.json()) == (202, {"status": "check_email"}), r.text
+        r = await self.direct.post("/api/auth/sign-in", json={"email": email, "password": PASSWORD})
+        assert r.status_code == 200, r.text
         return email, r.json()
 
 
