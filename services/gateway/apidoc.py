@@ -8,11 +8,15 @@ Applied to the app's route handlers before the document is first built, so the l
 
 from __future__ import annotations
 
+import msgspec
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import OpenAPIHeader, Schema
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.routes import HTTPRoute
 
+from kalaro.proto import api
 from kalaro.proto.api import ErrorBody
 
 _DESCRIPTIONS = {
@@ -60,3 +64,44 @@ def document_errors(app: Litestar) -> None:
                 continue
             responses = {s: _response(s) for s in _statuses(handler, route.path)}
             handler.responses = {**responses, **(handler.responses or {})}
+
+
+def document_limits(app: Litestar) -> None:
+    """What Litestar leaves out of the built document: request bodies refuse unknown
+    fields (``additionalProperties: false``), an optional integer parameter keeps its
+    lower bound, and a 429 names its ``Retry-After`` header. Edits the app's own document
+    object, which ``/schema`` serves and ``services.gateway.schema`` writes."""
+    doc = app.openapi_schema
+    strict = {
+        name
+        for name, value in vars(api).items()
+        if isinstance(value, type)
+        and issubclass(value, msgspec.Struct)
+        and value.__struct_config__.forbid_unknown_fields
+    }
+    for name, schema in (doc.components.schemas or {}).items() if doc.components else ():
+        if name in strict:
+            schema.additional_properties = False
+    retry_after = OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.INTEGER, minimum=1),
+        description="Seconds to wait before trying again",
+    )
+    for item in (doc.paths or {}).values():
+        for operation in (item.get, item.put, item.post, item.patch, item.delete):
+            if operation is None:
+                continue
+            for parameter in operation.parameters or ():
+                bound = _LOWER_BOUNDS.get(getattr(parameter, "name", ""))
+                top = getattr(parameter, "schema", None)
+                if bound is None or not isinstance(top, Schema):
+                    continue
+                for choice in (*(top.one_of or ()), top):
+                    if isinstance(choice, Schema) and choice.type == OpenAPIType.INTEGER:
+                        choice.minimum = bound
+            limited = (operation.responses or {}).get("429")
+            if limited is not None and hasattr(limited, "headers"):
+                limited.headers = {**(limited.headers or {}), "Retry-After": retry_after}
+
+
+#: Lower bounds of optional integer parameters, which Litestar drops from the document.
+_LOWER_BOUNDS = {"before": 0}

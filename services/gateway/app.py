@@ -31,7 +31,7 @@ from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.proto.auth import SessionRevoked
 from kalaro.settings import Settings
 from services.gateway import limits, routes, routes_practice
-from services.gateway.apidoc import document_errors
+from services.gateway.apidoc import document_errors, document_limits
 from services.gateway.hub import Hub
 from services.gateway.presence import PresenceReporter
 from services.gateway.security import KeyCache, trusted_networks
@@ -216,4 +216,5 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         debug=False,
     )
     document_errors(app)
+    document_limits(app)
     return app

@@ -26,3 +26,22 @@ def test_openapi_document_is_published_as_generated() -> None:
     published = json.loads((DOCS / "openapi.json").read_text())
     assert published == _plain(openapi_document()), "stale docs/schema: run `make schema`"
     assert "/api/tables/{table_id}/sit" in published["paths"]
+
+
+def test_the_document_states_the_limits_litestar_leaves_out() -> None:
+    """Strict bodies refuse unknown fields, optional integers keep their lower bound, and
+    a 429 names Retry-After: a client generated from the document gets them right."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads(Path("docs/schema/openapi.json").read_text())
+    schemas = doc["components"]["schemas"]
+    assert schemas["CreateTableBody"]["additionalProperties"] is False
+    history = doc["paths"]["/api/wallet/history"]["get"]
+    (before,) = [p for p in history["parameters"] if p["name"] == "before"]
+    assert {"minimum": 0, "type": "integer"} in before["schema"]["oneOf"]
+    for item in doc["paths"].values():
+        for operation in item.values():
+            limited = operation["responses"].get("429")
+            if limited is not None:
+                assert "Retry-After" in limited["headers"]
