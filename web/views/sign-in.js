@@ -1,13 +1,12 @@
 // Sign in / create an account: email + password, and Google when it is configured.
 
 import * as api from "../api.js";
-import { field, h, mount } from "../dom.js";
+import { field, h, mount, toast } from "../dom.js";
 
 const GOOGLE_SCRIPT = "https://accounts.google.com/gsi/client";
 
 const MESSAGES = {
   invalid_credentials: "That email and password do not match an account.",
-  email_taken: "An account with this email already exists. Sign in instead?",
   weak_password: null, // the server's message says what is missing
   throttled: "Too many attempts. Please wait a few minutes and try again.",
 };
@@ -62,7 +61,17 @@ export function render(root, app) {
     submit.disabled = true;
     try {
       if (mode === "sign-up") {
-        await api.signUp(email.value.trim(), password.value, name.value.trim());
+        try {
+          await api.signUp(email.value.trim(), password.value, name.value.trim());
+        } catch (err) {
+          // Sign-up never says whether an address is known; if it was, the mail we just
+          // sent tells its owner, and signing in with this password fails like any other.
+          if (err.code === "invalid_credentials") {
+            throw { message: "We sent an email to that address. If you already have an account, sign in with its password." };
+          }
+          throw err;
+        }
+        toast(`We sent a link to ${email.value.trim()} to confirm your email address.`);
         // The welcome grant is credited asynchronously; the dashboard shows it arrive.
         sessionStorage.setItem("kalaro.welcome", "1");
       } else {
