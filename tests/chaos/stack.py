@@ -73,6 +73,9 @@ class ChaosStack:
             # above what they send.
             KALARO_REST_ADDRESS_RATE="1000",
             KALARO_REST_ADDRESS_BURST="3000",
+            # The checks read every table and hand as one admin, as fast as they can.
+            KALARO_REST_USER_RATE="1000",
+            KALARO_REST_USER_BURST="3000",
             PYTHONUNBUFFERED="1",
         )
         self.gateway_ports = [free_port(), free_port()]
