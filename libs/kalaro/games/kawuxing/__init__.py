@@ -13,6 +13,7 @@ rotation, the most one player can lose), ``views`` (what each seat may see).
 """
 
 from kalaro.games.base import IllegalAction
+from kalaro.games.clock import Clock
 from kalaro.games.kawuxing.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -92,7 +93,6 @@ from kalaro.games.kawuxing.scoring import (
 )
 from kalaro.games.kawuxing.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.kawuxing.views import CallView, MeldView, PlayerView, View, Wait, view
-from kalaro.games.mahjong.clock import Clock
 
 __all__ = [
     "ACTION_JSON_DECODER",

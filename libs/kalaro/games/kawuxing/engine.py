@@ -38,6 +38,7 @@ from typing import Never, NoReturn, TypeVar
 
 import msgspec
 
+from kalaro.games import clock
 from kalaro.games.base import IllegalAction, pick, shuffled
 from kalaro.games.kawuxing.actions import (
     CLAIM_PRIORITY,
@@ -87,7 +88,6 @@ from kalaro.games.kawuxing.state import (
     State,
     Timer,
 )
-from kalaro.games.mahjong import clock
 from kalaro.games.tiles import sort_key
 
 #: The deal: three rounds of four tiles from the dealer, then one more each (13).

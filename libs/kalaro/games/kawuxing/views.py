@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import msgspec
 
+from kalaro.games.clock import Clock, is_away, visible
 from kalaro.games.kawuxing.actions import AnyAction
 from kalaro.games.kawuxing.engine import can_win_on, legal_actions, pending_timer
 from kalaro.games.kawuxing.hands import HAND_SIZE, waits
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.scoring import Result, result
 from kalaro.games.kawuxing.state import SEATS, KongKind, Meld, MeldKind, Phase, State
-from kalaro.games.mahjong.clock import Clock, is_away
 
 
 class MeldView(msgspec.Struct, frozen=True):
@@ -115,15 +115,8 @@ def _waits(state: State, seat: int) -> tuple[Wait, ...]:
     return tuple(out)
 
 
-def _clock(state: State, seat: int | None) -> Clock | None:
-    """The running timer as ``seat`` may see it: who else a call window waits on is private."""
-    timer = pending_timer(state)
-    if timer is None:
-        return None
-    seats = timer.seats
-    if timer.kind == "call":
-        seats = (seat,) if seat is not None and seat in seats else ()
-    return Clock(kind=timer.kind, seats=seats, seconds=timer.seconds)
+#: Who else a call window waits on is private (who may claim a discard).
+_PRIVATE_WINDOWS = frozenset({"call"})
 
 
 def view(state: State, seat: int | None) -> View:
@@ -165,5 +158,5 @@ def view(state: State, seat: int | None) -> View:
         waits=_waits(state, seat) if mine and seat is not None else (),
         result=result(state),
         away=tuple(is_away(state.away, s) for s in range(SEATS)),
-        clock=_clock(state, seat),
+        clock=visible(pending_timer(state), seat, _PRIVATE_WINDOWS),
     )

@@ -13,6 +13,7 @@ dealer rotation), ``views`` (what each seat may see).
 """
 
 from kalaro.games.base import IllegalAction
+from kalaro.games.clock import Clock
 from kalaro.games.mahjong.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -30,7 +31,6 @@ from kalaro.games.mahjong.actions import (
     TimeOut,
     decode_action,
 )
-from kalaro.games.mahjong.clock import Clock
 from kalaro.games.mahjong.engine import (
     HAND_SIZE,
     apply,

@@ -46,8 +46,8 @@ from typing import Never, NoReturn, TypeVar
 
 import msgspec
 
+from kalaro.games import clock
 from kalaro.games.base import IllegalAction, pick, shuffled
-from kalaro.games.mahjong import clock
 from kalaro.games.mahjong.actions import (
     CLAIM_PRIORITY,
     AnyAction,

@@ -19,8 +19,8 @@ from typing import Literal
 
 import msgspec
 
+from kalaro.games.clock import Clock, is_away, visible
 from kalaro.games.mahjong.actions import AnyAction, Claim
-from kalaro.games.mahjong.clock import Clock, is_away
 from kalaro.games.mahjong.engine import legal_actions, pending_timer
 from kalaro.games.mahjong.hands import jokers_first, winning_pattern
 from kalaro.games.mahjong.options import Options
@@ -123,15 +123,8 @@ def _win_blocked(state: State, seat: int) -> WinBlocked | None:
     return None
 
 
-def _clock(state: State, seat: int | None) -> Clock | None:
-    """The running timer as ``seat`` may see it: who else a call window waits on is private."""
-    timer = pending_timer(state)
-    if timer is None:
-        return None
-    seats = timer.seats
-    if timer.kind == "call":
-        seats = (seat,) if seat is not None and seat in seats else ()
-    return Clock(kind=timer.kind, seats=seats, seconds=timer.seconds)
+#: Who else a call window waits on is private (who may claim a discard).
+_PRIVATE_WINDOWS = frozenset({"call"})
 
 
 def view(state: State, seat: int | None) -> View:
@@ -176,5 +169,5 @@ def view(state: State, seat: int | None) -> View:
         win_blocked=blocked,
         win_blocked_reason=None if blocked is None else WIN_BLOCKED_REASONS[blocked],
         away=tuple(is_away(state.away, s) for s in range(SEATS)),
-        clock=_clock(state, seat),
+        clock=visible(pending_timer(state), seat, _PRIVATE_WINDOWS),
     )

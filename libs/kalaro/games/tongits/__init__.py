@@ -19,6 +19,7 @@ results are frozen msgspec Structs (JSON and msgpack). The rules, for players, a
 """
 
 from kalaro.games.base import IllegalAction
+from kalaro.games.clock import Clock
 from kalaro.games.tongits.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -70,7 +71,7 @@ from kalaro.games.tongits.melds import best_deadwood, meld_kind
 from kalaro.games.tongits.options import RULESETS, Options, max_loss_units, options_for
 from kalaro.games.tongits.scoring import deadwood
 from kalaro.games.tongits.state import DrawCall, Result, State, TableMeld, Timer
-from kalaro.games.tongits.views import Clock, DrawCallView, MeldView, View, view
+from kalaro.games.tongits.views import DrawCallView, MeldView, View, view
 
 __all__ = [
     "ACTION_JSON_DECODER",

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 
 from msgspec.structs import replace
 
+from kalaro.games import clock
 from kalaro.games.base import IllegalAction, pick, shuffled
 from kalaro.games.cards import DECK, card_index, is_card
 from kalaro.games.tongits.actions import (
@@ -275,10 +276,11 @@ def apply(state: State, seat: int, action: Action) -> Step:
     if isinstance(action, Back):
         return _back(state, seat)
     new, events = _move(state, seat, action)
-    if state.timeouts_of(seat) or state.is_away(seat):
-        # the seat is playing again: its time-outs no longer run in a row
-        new = _set_clock(new, seat, timeouts=0, away=False)
-    return new, events
+    # the seat is playing again: its time-outs no longer run in a row
+    away, timeouts = clock.acted(state.away, state.timeouts, seat, len(SEATS))
+    if away is state.away and timeouts is state.timeouts:
+        return new, events  # nothing to clear (most moves): no copy
+    return replace(new, away=away, timeouts=timeouts), events
 
 
 def _move(state: State, seat: int, action: Action) -> Step:
@@ -497,10 +499,11 @@ def _time_out(state: State, seat: int) -> Step:
         if seat != state.turn:
             raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
         new, moved = _auto_play(state, seat)
-    count = state.timeouts_of(seat) + 1
-    away = state.is_away(seat) or count >= state.options.away_after_timeouts
-    new = _set_clock(new, seat, timeouts=count, away=away)
-    return new, [TimedOut(seat=seat, away=away), *moved]
+    away, timeouts = clock.timed_out(
+        state.away, state.timeouts, seat, len(SEATS), state.options.away_after_timeouts
+    )
+    new = replace(new, away=away, timeouts=timeouts)
+    return new, [TimedOut(seat=seat, away=away[seat]), *moved]
 
 
 def _auto_play(state: State, seat: int) -> Step:
@@ -521,14 +524,8 @@ def _auto_play(state: State, seat: int) -> Step:
 def _back(state: State, seat: int) -> Step:
     if not state.is_away(seat):
         raise IllegalAction("not_away", "you are not marked away")
-    return _set_clock(state, seat, timeouts=0, away=False), [Returned(seat=seat)]
-
-
-def _set_clock(state: State, seat: int, *, timeouts: int, away: bool) -> State:
-    """``state`` with ``seat``'s time-out count and away mark set (filling the defaults)."""
-    counts = tuple(timeouts if s == seat else state.timeouts_of(s) for s in SEATS)
-    marks = tuple(away if s == seat else state.is_away(s) for s in SEATS)
-    return replace(state, timeouts=counts, away=marks)
+    away, timeouts = clock.acted(state.away, state.timeouts, seat, len(SEATS))
+    return replace(state, away=away, timeouts=timeouts), [Returned(seat=seat)]
 
 
 def _settle_draw(state: State, events: list[Event]) -> Step:

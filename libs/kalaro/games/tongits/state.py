@@ -11,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from kalaro.games import clock
 from kalaro.games.tongits.melds import MeldKind
 from kalaro.games.tongits.options import Options
 
@@ -122,8 +123,8 @@ class State(msgspec.Struct, frozen=True):
 
     def is_away(self, seat: int) -> bool:
         """Whether ``seat`` is marked away (too many time-outs in a row)."""
-        return bool(self.away) and self.away[seat]
+        return clock.is_away(self.away, seat)
 
     def timeouts_of(self, seat: int) -> int:
         """How many time-outs in a row ``seat`` has had."""
-        return self.timeouts[seat] if self.timeouts else 0
+        return clock.timeouts_of(self.timeouts, seat)

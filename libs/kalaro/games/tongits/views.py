@@ -13,6 +13,7 @@ from typing import cast
 
 import msgspec
 
+from kalaro.games.clock import Clock, visible
 from kalaro.games.tongits.actions import AnyAction
 from kalaro.games.tongits.engine import legal_actions, pending_timer, to_act
 from kalaro.games.tongits.melds import MeldKind
@@ -36,16 +37,6 @@ class DrawCallView(msgspec.Struct, frozen=True):
     caller: int
     answers: tuple[Answer, ...]
     waiting: tuple[int, ...]
-    seconds: int
-
-
-class Clock(msgspec.Struct, frozen=True):
-    """The running clock (mirrors ``pending_timer``): ``kind`` ``"turn"`` or
-    ``"fight_or_fold"``, the seats it waits on, and its length in seconds (0: every seat
-    it waits on is away, so it runs out at once)."""
-
-    kind: str
-    seats: tuple[int, ...]
     seconds: int
 
 
@@ -125,9 +116,5 @@ def view(state: State, seat: int | None) -> View:
         ),
         result=state.result,
         away=tuple(state.is_away(s) for s in (0, 1, 2)),
-        clock=(
-            Clock(kind=timer.kind, seats=timer.seats, seconds=timer.seconds)
-            if timer is not None
-            else None
-        ),
+        clock=visible(timer, seat),  # every Tongits window's seats are public
     )

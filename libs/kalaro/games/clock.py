@@ -1,4 +1,4 @@
-"""The turn clock's bookkeeping, shared by the tile games (Mahjong and Ka Wu Xing).
+"""The turn clock's bookkeeping, shared by every game (Tongits, Mahjong, Ka Wu Xing).
 
 A seat that lets its timer run out ``away_after_timeouts`` times in a row is marked
 away: its timers then run for 0 seconds, so the table never waits on it, until it acts
@@ -9,20 +9,32 @@ time-outs. ``Clock`` is what a view shows of the running timer.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 
 class Clock(msgspec.Struct, frozen=True):
-    """The timer running now, as a view shows it: ``kind`` ``"turn"`` or ``"call"``.
-
-    ``seats``: the seat whose turn it is; for a call window only the viewer's own seat,
-    when the window waits on it (who else may claim is private). ``seconds``: the
-    window's length, 0 when every seat it waits on is away.
+    """The timer running now, as a view shows it: ``kind`` (``"turn"``, ``"call"``,
+    ``"fight_or_fold"``), the seats it waits on (of a private window such as a tile
+    game's call window, only the viewer's own seat), and ``seconds``, the window's
+    length: 0 when every seat it waits on is away.
     """
 
     kind: str
     seats: tuple[int, ...]
     seconds: int
+
+
+def visible(timer: Any, seat: int | None, private: frozenset[str] = frozenset()) -> Clock | None:
+    """``timer`` (a game's ``pending_timer``, or None) as ``seat`` may see it: of a window
+    whose kind is in ``private``, the viewer learns only whether it waits on them."""
+    if timer is None:
+        return None
+    seats: tuple[int, ...] = timer.seats
+    if timer.kind in private:
+        seats = (seat,) if seat is not None and seat in seats else ()
+    return Clock(kind=timer.kind, seats=seats, seconds=timer.seconds)
 
 
 def is_away(away: tuple[bool, ...], seat: int) -> bool:
