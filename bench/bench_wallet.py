@@ -6,7 +6,10 @@ Each hand is 4 players at one table: the ledger places a hold of 100 on each
 (``place_holds``), then settles it with 3 losers paying 10 each to 1 winner
 (``settle``: capture, move, release, one SQL transaction). The ledger functions are
 called directly, no NATS. All holds are placed first and all settlements timed after,
-so the settle rate is settlements alone; the holds rate comes for free.
+so the settle rate is settlements alone; the holds rate comes for free. Settlements are
+timed twice: one ``settle`` call (one transaction) each, and in batches of ``--batch``
+(default 32, the wallet consumer's fetch size) through ``apply_outcomes``, one
+transaction per batch, as the results consumer applies them.
 
 The anchor is the cheapest durable write the same stack can do: one single-row INSERT
 per transaction, through the same SQLAlchemy engine and driver, on the same database,
@@ -34,7 +37,7 @@ from pathlib import Path
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kalaro.proto.wallet import HoldRequest, Payment
+from kalaro.proto.wallet import HoldRequest, Payment, SettleHand
 from kalaro.sql import create_engine
 from services.wallet import ledger
 from services.wallet.schema import migrate_wallet
@@ -56,11 +59,16 @@ class Row:
     hands: int
     holds_per_s: float
     settles_per_s: float
+    batched_per_s: float
     inserts_per_s: float
 
     @property
     def ratio(self) -> float:
         return self.settles_per_s / self.inserts_per_s
+
+    @property
+    def batched_ratio(self) -> float:
+        return self.batched_per_s / self.inserts_per_s
 
 
 async def _insert_rate(engine: AsyncEngine, n: int, workers: int) -> float:
@@ -80,27 +88,41 @@ async def _insert_rate(engine: AsyncEngine, n: int, workers: int) -> float:
     return per * workers / (time.perf_counter() - started)
 
 
-async def _wallet_rates(engine: AsyncEngine, n: int, workers: int) -> tuple[float, float]:
-    """(holds per second, settlements per second) for ``n`` hands over ``workers`` tables."""
+async def _wallet_rates(
+    engine: AsyncEngine, n: int, workers: int, batch: int = 0
+) -> tuple[float, float]:
+    """(holds per second, settlements per second) for ``n`` hands over ``workers`` tables;
+    with ``batch``, settlements go ``batch`` at a time through ``apply_outcomes``."""
     run = uuid.uuid4().hex[:8]
     per = n // workers
     tables = [[f"{run}-t{w}-p{i}" for i in range(PLAYERS)] for w in range(workers)]
     for players in tables:
         for player in players:
-            await ledger.adjust(engine, "bench", player, HOLD * per + 1000, "bench stake")
+            # (opens the account: an admin adjustment needs one to exist)
+            await ledger.welcome_grant(engine, player, HOLD * per + 1000)
 
     async def deal(w: int) -> None:
-        seats = tuple(HoldRequest(p, HOLD) for p in tables[w])
+        seats = tuple(HoldRequest(user_id=p, amount=HOLD) for p in tables[w])
         for i in range(per):
             await ledger.place_holds(engine, f"{run}-t{w}", f"{run}-t{w}-h{i}", seats)
 
-    async def settle(w: int) -> None:
+    def outcome(w: int, i: int) -> SettleHand:
         players = tables[w]
+        winner = players[i % PLAYERS]  # rotate, so nobody runs dry
+        payments = [Payment(user_id=p, amount=-STAKE) for p in players if p != winner]
+        payments.append(Payment(user_id=winner, amount=STAKE * (PLAYERS - 1)))
+        return SettleHand(hand_id=f"{run}-t{w}-h{i}", payments=tuple(payments))
+
+    async def settle(w: int) -> None:
+        if batch:
+            for start in range(0, per, batch):
+                outcomes = [outcome(w, i) for i in range(start, min(per, start + batch))]
+                answers = await ledger.apply_outcomes(engine, outcomes)
+                assert all(a.status == "settled" for a in answers), answers  # type: ignore[union-attr]
+            return
         for i in range(per):
-            winner = players[i % PLAYERS]  # rotate, so nobody runs dry
-            payments = [Payment(p, -STAKE) for p in players if p != winner]
-            payments.append(Payment(winner, STAKE * (PLAYERS - 1)))
-            await ledger.settle(engine, f"{run}-t{w}-h{i}", payments)
+            o = outcome(w, i)
+            await ledger.settle(engine, o.hand_id, o.payments)
 
     started = time.perf_counter()
     await asyncio.gather(*(deal(w) for w in range(workers)))
@@ -110,7 +132,9 @@ async def _wallet_rates(engine: AsyncEngine, n: int, workers: int) -> tuple[floa
     return per * workers / (dealt - started), per * workers / (done - dealt)
 
 
-async def _measure(url: str, label: str, hands: int, worker_counts: list[int]) -> list[Row]:
+async def _measure(
+    url: str, label: str, hands: int, worker_counts: list[int], batch: int
+) -> list[Row]:
     engine = create_engine(url)
     try:
         await migrate_wallet(engine)
@@ -126,12 +150,13 @@ async def _measure(url: str, label: str, hands: int, worker_counts: list[int]) -
         for workers in worker_counts:
             await _wallet_rates(engine, max(hands // 20, workers), workers)  # warm up
             await _insert_rate(engine, max(hands // 20, workers), workers)
+            await _wallet_rates(engine, max(hands // 20, workers), workers, batch)
             before = await _insert_rate(engine, hands, workers)
             holds, settles = await _wallet_rates(engine, hands, workers)
+            _, batched = await _wallet_rates(engine, hands, workers, batch)
             after = await _insert_rate(engine, hands, workers)
-            rows.append(
-                Row(label, workers, hands, holds, settles, statistics.mean([before, after]))
-            )
+            inserts = statistics.mean([before, after])
+            rows.append(Row(label, workers, hands, holds, settles, batched, inserts))
             report = await ledger.audit(engine)
             assert report.total == 0 and not report.mismatched_accounts, report
         return rows
@@ -167,22 +192,26 @@ async def _drop_postgres(admin_url: str, name: str) -> None:
         await conn.close()
 
 
-def _print(rows: list[Row]) -> None:
+def _print(rows: list[Row], batch: int) -> None:
     header = (
         f"{'database':<11}{'workers':>8}{'hands':>7}{'holds/s':>10}{'settles/s':>11}"
-        f"{'anchor INSERT/s':>17}{'settle/INSERT':>15}"
+        f"{f'batched {batch}/s':>14}{'anchor INSERT/s':>17}{'settle/INSERT':>15}"
+        f"{'batched/INSERT':>16}"
     )
     print(header)
     print("-" * len(header))
     for r in rows:
         print(
             f"{r.database:<11}{r.workers:>8}{r.hands:>7}{r.holds_per_s:>10.0f}"
-            f"{r.settles_per_s:>11.0f}{r.inserts_per_s:>17.0f}{r.ratio:>15.3f}"
+            f"{r.settles_per_s:>11.0f}{r.batched_per_s:>14.0f}{r.inserts_per_s:>17.0f}"
+            f"{r.ratio:>15.3f}{r.batched_ratio:>16.3f}"
         )
     print(
         "\nsettles/s: settlements (3 losers -> 1 winner, holds captured and released) per"
-        " second;\nanchor: single-row INSERT transactions per second on the same database and"
-        " driver,\nmean of runs before and after; settle/INSERT: the first over the second."
+        " second, one transaction each;\nbatched: the same through apply_outcomes, a batch"
+        f" of {batch} per transaction (as the results consumer does);\nanchor: single-row"
+        " INSERT transactions per second on the same database and driver,\nmean of runs"
+        " before and after; settle/INSERT and batched/INSERT: each over the anchor."
     )
 
 
@@ -190,13 +219,14 @@ async def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer hands (a smoke run)")
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="PostgreSQL admin URL")
+    parser.add_argument("--batch", type=int, default=32, help="outcomes per batch transaction")
     args = parser.parse_args(argv)
     hands = 200 if args.quick else 2000
 
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="kalaro-bench-") as tmp:
         url = f"sqlite+aiosqlite:///{Path(tmp) / 'wallet.db'}"
-        rows += await _measure(url, "sqlite", hands, [1])
+        rows += await _measure(url, "sqlite", hands, [1], args.batch)
 
     scratch = await _postgres_scratch(args.postgres)
     if isinstance(scratch, str):
@@ -204,11 +234,11 @@ async def main(argv: list[str]) -> None:
     else:
         url, name = scratch
         try:
-            rows += await _measure(url, "postgresql", hands, [1, 8])
+            rows += await _measure(url, "postgresql", hands, [1, 8], args.batch)
         finally:
             await _drop_postgres(args.postgres, name)
     print()
-    _print(rows)
+    _print(rows, args.batch)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,16 @@
-"""Fixtures that start real infrastructure for the integration and e2e tiers.
+"""Fixtures that start real infrastructure for the integration and e2e tiers, and the
+Hypothesis profiles.
 
 nats-server (with JetStream) and redis-server are started once per test session on
 free loopback ports, from PATH or the packaged binaries (see ``kalaro.devstack``).
 SQL tests run on SQLite always and on PostgreSQL when one is reachable at
 ``KALARO_TEST_POSTGRES_URL`` (default: the local server); otherwise the PostgreSQL
 variants are skipped with the reason printed in the summary.
+
+Hypothesis profiles, chosen by ``HYPOTHESIS_PROFILE`` (default ``dev``): ``dev`` and
+``ci`` play a short sweep (``ci`` derandomized, so a CI run is reproducible); ``deep``
+(``make test-deep``) plays many more examples. A test that sets no ``max_examples`` of
+its own gets the profile's; the whole-hand random-play sweeps rely on that.
 """
 
 from __future__ import annotations
@@ -16,11 +22,24 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer, RedisServer
+
+_FAST = {
+    "max_examples": 10,
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow],
+}
+settings.register_profile("dev", **_FAST)
+settings.register_profile("ci", derandomize=True, print_blob=True, **_FAST)
+settings.register_profile(
+    "deep", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "KALARO_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -89,7 +108,9 @@ async def _drop_postgres_database(name: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+# The PostgreSQL variant carries the ``postgres`` marker: ``pytest -m postgres`` runs
+# every test that touches PostgreSQL, ``-m "not postgres"`` none of them.
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """A fresh, empty database for one test: SQLite file, or a scratch PostgreSQL DB."""
     if request.param == "sqlite":

@@ -1,6 +1,8 @@
 // KaLaro web client: hash router, the signed-in shell (balance, nav, socket) and views.
 //
-// Routes: #/sign-in, #/ (tables), #/tables/<id>, #/wallet, #/admin, #/how-to-play.
+// Routes: #/sign-in, #/ (tables), #/tables/<id>, #/join/<id>?code=… (an invite link:
+// remembers the code, then opens the table), #/wallet, #/hands, #/hands/<game>/<hand>,
+// #/admin, #/how-to-play.
 // Hash routing means the gateway's static file server needs no rewrite rules.
 
 import * as api from "./api.js";
@@ -12,6 +14,10 @@ import * as table from "./views/table.js";
 import * as wallet from "./views/wallet.js";
 import * as admin from "./views/admin.js";
 import * as howTo from "./views/how-to-play.js";
+import { parseJoin } from "./views/hosting.js";
+import { watchTableNotices } from "./views/table-notices.js";
+import * as hands from "./views/history.js";
+import * as replay from "./views/replay.js";
 
 const BALANCE_POLL_MS = 15000;
 
@@ -64,6 +70,8 @@ function ensureSocket() {
     toast("Your session ended. Please sign in again.", "error");
     app.navigate("/sign-in");
   });
+  // Removed from a table, or the table ended: say so and go back to the lobby.
+  watchTableNotices(socket, app, () => api.currentUser()?.user_id);
   socket.connect();
   app.socket = socket;
   return socket;
@@ -91,10 +99,19 @@ function shell(signedIn) {
 
 function parse(hash) {
   const path = hash.replace(/^#/, "") || "/";
+  const join = parseJoin(path.replace(/^\//, ""));
+  if (join) {
+    // The code stays in this tab only; the address bar shows the plain table link.
+    if (join.code) api.rememberInvite(join.tableId, join.code);
+    history.replaceState(null, "", `#/tables/${encodeURIComponent(join.tableId)}`);
+    return { view: table, name: "tables", params: { tableId: join.tableId } };
+  }
   const parts = path.split("/").filter(Boolean);
   if (parts[0] === "sign-in") return { view: signIn, name: "sign-in" };
   if (parts[0] === "tables" && parts[1]) return { view: table, name: "tables", params: { tableId: decodeURIComponent(parts[1]) } };
   if (parts[0] === "wallet") return { view: wallet, name: "wallet" };
+  if (parts[0] === "hands" && parts[2]) return { view: replay, name: "hands", params: { game: decodeURIComponent(parts[1]), handId: decodeURIComponent(parts[2]) } };
+  if (parts[0] === "hands") return { view: hands, name: "hands" };
   if (parts[0] === "admin") return { view: admin, name: "admin" };
   if (parts[0] === "how-to-play") return { view: howTo, name: "how" };
   return { view: dashboard, name: "tables" };

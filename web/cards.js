@@ -1,6 +1,6 @@
 // Playing cards for Tongits, from the server's notation: rank then suit, "AS" "10H" "KC".
 
-import { h } from "./dom.js";
+import { h } from "./views/table-dom.js";
 
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const SUIT_SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };

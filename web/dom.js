@@ -1,6 +1,8 @@
 // Tiny DOM helpers. Every piece of text goes in through textContent (or an attribute),
 // never through innerHTML, so names and chat typed by players can never become markup.
 
+import { formatDate } from "./format.js";
+
 /**
  * h("button.primary#deal", {onclick, disabled: true, "aria-label": "Deal"}, "Deal", child…)
  * Attributes: `on*` functions become listeners, `class`, `dataset`, booleans toggle
@@ -65,13 +67,9 @@ export function signed(n) {
   return "0";
 }
 
-export function when(iso, short = false) {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return String(iso);
-  return short
-    ? d.toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" })
-    : d.toLocaleString();
+/** Every date the client shows, in the one format of format.js ("1 Dec 2026, 19:05"). */
+export function when(iso) {
+  return formatDate(iso);
 }
 
 /** Polite announcements for screen readers (turn changes, prompts). */

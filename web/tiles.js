@@ -1,7 +1,7 @@
 // Mahjong tiles from the server's notation: 1m-9m characters (萬), 1p-9p dots,
 // 1s-9s bamboo, 1z-7z East South West North White Green Red, 1f-8f flowers.
 
-import { h } from "./dom.js";
+import { h } from "./views/table-dom.js";
 
 const HONOURS = {
   "1z": { glyph: "東", name: "East wind", cls: "wind" },

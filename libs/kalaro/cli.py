@@ -6,10 +6,20 @@ import argparse
 import os
 import subprocess
 import sys
+from importlib import metadata
+
+
+def version() -> str:
+    """The installed package's version (``unknown`` when run from a bare checkout)."""
+    try:
+        return metadata.version("kalaro")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kalaro", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"kalaro {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("run", help="start nats, redis and every service on loopback")
     admin = commands.add_parser("create-admin", help="create or promote an admin account")
@@ -38,7 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "verify":
         from kalaro.verify import main as verify_main
 
-        return verify_main(args.record)
+        try:
+            return verify_main(args.record)
+        except OSError as exc:  # missing, unreadable or a directory: one line, no traceback
+            print(
+                f"kalaro verify: cannot read {args.record}: {exc.strerror or exc}", file=sys.stderr
+            )
+            return 2
     if args.command == "simulate":
         from kalaro.bots.simulate import main as simulate_main
 

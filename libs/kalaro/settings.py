@@ -25,7 +25,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # Infrastructure. ``nats_url`` may list several servers, comma-separated
     # ("nats://a:4222,nats://b:4222"): a client fails over between them.
     nats_url: str = "nats://127.0.0.1:4222"
+    # redis://, rediss:// (TLS), unix:// or redis+sentinel://s1:26379,s2:26379/<master>
+    # (see kalaro.bus.redislink for every form).
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # TLS for rediss:// (and rediss+sentinel://): a CA bundle (default: the system's),
+    # a client certificate and key (servers with tls-auth-clients), and how strictly the
+    # server is checked: "full" (certificate and host name), "ca" (certificate only:
+    # Sentinel names masters by IP address) or "none" (encrypt only; never in production).
+    redis_tls_ca_file: str = ""
+    redis_tls_cert_file: str = ""
+    redis_tls_key_file: str = ""
+    redis_tls_verify: Literal["full", "ca", "none"] = "full"
     database_url: str = "sqlite+aiosqlite:///var/kalaro.db"
     var_dir: str = "var"
     # JetStream streams (RESULTS, EVENTS): copies kept by a NATS cluster (1 on a single
@@ -57,8 +67,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # Proxies (CIDRs, e.g. "10.0.0.0/8,fd00::/8") whose X-Forwarded-For the gateway
     # believes. Empty: the client address is the socket's peer, and the header is ignored.
     trusted_proxies: tuple[str, ...] = ()
-    # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off)
+    # Per-service health and metrics over HTTP (0 = pick a free port, -1 = off):
+    # /healthz (liveness), /readyz (readiness: NATS, and the database, Redis and
+    # JetStream streams the service uses) and /metrics. The address to listen on:
+    # loopback by default; 0.0.0.0 in a container, so probes and Prometheus reach it.
     health_port: int = -1
+    health_host: str = "127.0.0.1"
     # Auth
     jwt_private_key_file: str = "var/keys/jwt-ed25519.pem"
     jwt_issuer: str = "kalaro"

@@ -16,9 +16,21 @@ import asyncio
 import logging
 import sys
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
 from kalaro.bus import ServiceError
-from kalaro.bus.runner import connect, run_until_stopped, serve
+from kalaro.bus.runner import (
+    connect,
+    database_ready,
+    redis_ready,
+    run_until_stopped,
+    serve,
+    streams_ready,
+)
 from kalaro.bus.store import connect_redis
+from kalaro.logs import setup as setup_logs
+from kalaro.proto import subjects
 from kalaro.settings import Settings, load_settings, production_problem
 from kalaro.sql import create_engine, migrate
 from services.auth.accounts import AdminAccount, ensure_admin
@@ -27,6 +39,14 @@ from services.auth.schema import COMPONENT, MIGRATIONS
 from services.auth.service import SERVICE_NAME, bootstrap, build_service
 
 log = logging.getLogger("services.auth")
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause's text on one line (SQLAlchemy wraps the driver's error)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
 
 
 def _print_admin(account: AdminAccount) -> None:
@@ -66,7 +86,7 @@ async def create_admin(
 async def run(settings: Settings) -> None:
     engine = create_engine(settings.database_url)
     await migrate(engine, COMPONENT, MIGRATIONS)
-    redis = connect_redis(settings.redis_url)
+    redis = connect_redis(settings.redis_url, settings)
     nc = await connect(settings.nats_url, SERVICE_NAME)
     try:
         deps = await bootstrap(settings, engine=engine, redis=redis, nc=nc)
@@ -82,7 +102,18 @@ async def run(settings: Settings) -> None:
             )
             if account.generated_password is not None:
                 _print_admin(account)
-        await serve(build_service(deps), nc, health_port=settings.health_port)
+        checks = {
+            "database": database_ready(engine),
+            "redis": redis_ready(redis),
+            "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM]),
+        }
+        await serve(
+            build_service(deps),
+            nc,
+            health_port=settings.health_port,
+            health_host=settings.health_host,
+            checks=checks,
+        )
     finally:
         await redis.aclose()
         await engine.dispose()
@@ -100,9 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         "--reset-password", action="store_true", help="give an existing account a new password"
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logs("auth")
     settings = load_settings()
     problem = production_problem(settings)
     if problem is not None:
@@ -122,6 +151,14 @@ def main(argv: list[str] | None = None) -> int:
         except ServiceError as exc:
             print(f"create-admin: {exc.message}", file=sys.stderr)
             return 2
+        except (OSError, TimeoutError, SQLAlchemyError) as exc:
+            # An operator's typo or a database that is down: say which, no traceback.
+            where = make_url(settings.database_url).render_as_string(hide_password=True)
+            print(
+                f"create-admin: cannot reach the database at {where}: {_reason(exc)}",
+                file=sys.stderr,
+            )
+            return 1
         _print_admin(account)
         return 0
     run_until_stopped(run(settings))

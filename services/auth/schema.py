@@ -29,7 +29,7 @@ users = sa.Table(
     # NULL for accounts that only ever signed in with Google.
     sa.Column("password_hash", sa.String(255)),
     sa.Column("google_sub", sa.String(255), unique=True),
-    # Comma-separated, canonical order ("player,host,admin"); see accounts.ROLE_ORDER.
+    # Comma-separated, canonical order ("player,host,admin"); see rules.ROLE_ORDER.
     sa.Column("roles", sa.String(64), nullable=False),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     # The owner proved the email (mailed link, Google, or the operator named it). An

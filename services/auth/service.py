@@ -17,28 +17,17 @@ from kalaro.bus import Service
 from kalaro.bus.codec import encode
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.bus.redislink import RedisLink
-from kalaro.proto import subjects
+from kalaro.proto import endpoints, subjects
 from kalaro.proto.auth import (
-    CreateBot,
-    DecideHostRequest,
-    GetProfile,
     GetPublicKeys,
-    GoogleSignIn,
-    ListHostRequests,
     PublicKeys,
-    Refresh,
-    RequestHost,
     SessionRevoked,
-    SignIn,
-    SignOut,
-    SignUp,
     UserRegistered,
-    VerifyEmail,
 )
 from kalaro.settings import Settings
 from kalaro.tokens import load_or_create_private_key, revocation_seconds, revoked_key
 from services.auth import accounts
-from services.auth.accounts import AuthDeps, Publisher, Revoker
+from services.auth.deps import AuthDeps, Publisher, Revoker
 from services.auth.google import GoogleVerifier
 from services.auth.passwords import Passwords
 from services.auth.throttle import Throttle
@@ -73,7 +62,9 @@ def session_revoker(redis: RedisLink, nc: NATS | None, settings: Settings) -> Re
         if nc is None:
             return
         try:
-            await nc.publish(subjects.AUTH_REVOKED, encode(SessionRevoked(session, user_id)))
+            await nc.publish(
+                subjects.AUTH_REVOKED, encode(SessionRevoked(session_id=session, user_id=user_id))
+            )
         except Exception:
             log.warning("could not broadcast the revocation of %s", session, exc_info=True)
 
@@ -125,35 +116,28 @@ async def bootstrap(
 def build_service(deps: AuthDeps) -> Service:
     """Every ``auth.*`` subject, wired to its function."""
     service = Service(SERVICE_NAME)
-    service.add(subjects.AUTH_SIGN_UP, SignUp, lambda req: accounts.sign_up(deps, req))
-    service.add(
-        subjects.AUTH_VERIFY_EMAIL, VerifyEmail, lambda req: accounts.verify_email(deps, req)
-    )
-    service.add(subjects.AUTH_SIGN_IN, SignIn, lambda req: accounts.sign_in(deps, req))
-    service.add(
-        subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn, lambda req: accounts.google_sign_in(deps, req)
-    )
-    service.add(subjects.AUTH_REFRESH, Refresh, lambda req: accounts.refresh(deps, req))
-    service.add(subjects.AUTH_SIGN_OUT, SignOut, lambda req: accounts.sign_out(deps, req))
-    service.add(subjects.AUTH_PROFILE, GetProfile, lambda req: accounts.get_profile(deps, req))
+    service.add(endpoints.AUTH_SIGN_UP, lambda req: accounts.sign_up(deps, req))
+    service.add(endpoints.AUTH_VERIFY_EMAIL, lambda req: accounts.verify_email(deps, req))
+    service.add(endpoints.AUTH_SIGN_IN, lambda req: accounts.sign_in(deps, req))
+    service.add(endpoints.AUTH_GOOGLE_SIGN_IN, lambda req: accounts.google_sign_in(deps, req))
+    service.add(endpoints.AUTH_REFRESH, lambda req: accounts.refresh(deps, req))
+    service.add(endpoints.AUTH_SIGN_OUT, lambda req: accounts.sign_out(deps, req))
+    service.add(endpoints.AUTH_PROFILE, lambda req: accounts.get_profile(deps, req))
 
     async def public_keys(_: GetPublicKeys) -> PublicKeys:
         return accounts.public_keys(deps)
 
-    service.add(subjects.AUTH_PUBLIC_KEYS, GetPublicKeys, public_keys)
+    service.add(endpoints.AUTH_PUBLIC_KEYS, public_keys)
+    service.add(endpoints.AUTH_REQUEST_HOST, lambda req: accounts.request_host(deps, req))
     service.add(
-        subjects.AUTH_REQUEST_HOST, RequestHost, lambda req: accounts.request_host(deps, req)
-    )
-    service.add(
-        subjects.AUTH_LIST_HOST_REQUESTS,
-        ListHostRequests,
+        endpoints.AUTH_LIST_HOST_REQUESTS,
         lambda req: accounts.list_host_requests(deps, req),
     )
     service.add(
-        subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest,
+        endpoints.AUTH_DECIDE_HOST_REQUEST,
         lambda req: accounts.decide_host_request(deps, req),
     )
+    service.add(endpoints.AUTH_SEARCH_USERS, lambda req: accounts.search_users(deps, req))
     # Internal: the gateway has no route to it; only the bots service asks.
-    service.add(subjects.AUTH_CREATE_BOT, CreateBot, lambda req: accounts.create_bot(deps, req))
+    service.add(endpoints.AUTH_CREATE_BOT, lambda req: accounts.create_bot(deps, req))
     return service

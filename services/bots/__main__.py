@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kalaro.bus.runner import connect, serve
+from kalaro.bus.runner import connect, redis_ready, serve
 from kalaro.bus.store import connect_redis
+from kalaro.logs import setup as setup_logs
 from kalaro.settings import Settings, load_settings
 from services.bots.service import SERVICE_NAME, Bots, build_service
 from services.bots.settings import load_bot_settings
@@ -16,7 +17,7 @@ log = logging.getLogger("kalaro.bots")
 
 async def run(settings: Settings) -> None:
     bot_settings = load_bot_settings(settings)
-    redis = connect_redis(settings.redis_url)
+    redis = connect_redis(settings.redis_url, settings)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
         bots = Bots(nc, redis, bot_settings)
@@ -32,6 +33,8 @@ async def run(settings: Settings) -> None:
             build_service(bots),
             nc,
             health_port=settings.health_port,
+            health_host=settings.health_host,
+            checks={"redis": redis_ready(redis)},
             on_start=bots.start,
             on_stop=bots.stop,
         )
@@ -40,9 +43,7 @@ async def run(settings: Settings) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logs("bots")
     # The SDK's HTTP client logs every request at INFO: far too chatty for a bot.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     asyncio.run(run(load_settings()))

@@ -26,7 +26,8 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import request
 from kalaro.client import ApiError, KalaroClient, TableSocket
-from kalaro.proto import subjects
+from kalaro.proto import endpoints
+from kalaro.proto import errors as codes
 from kalaro.proto.auth import BOT_EMAIL_DOMAIN, CreateBot, UserProfile
 
 log = logging.getLogger("kalaro.bots")
@@ -175,9 +176,8 @@ class BotAccount:
         c = self.creds
         return await request(
             self._nc,
-            subjects.AUTH_CREATE_BOT,
-            CreateBot(c.email, c.display_name, c.password),
-            UserProfile,
+            endpoints.AUTH_CREATE_BOT,
+            CreateBot(email=c.email, display_name=c.display_name, password=c.password),
             timeout=10,
         )
 
@@ -188,7 +188,7 @@ class BotAccount:
         try:
             await self._client.sign_in(self.creds.email, self.creds.password)
         except ApiError as exc:
-            if exc.code != "invalid_credentials":
+            if exc.code != codes.INVALID_CREDENTIALS:
                 raise
             # Another replica with another secret reset the password: take it back.
             await self._ensure_account()
@@ -209,6 +209,7 @@ class BotAccount:
                 await self._sign_in()
 
     async def _open_socket(self, tables: list[str]) -> TableSocket:
+        # The SDK's default transport (the websockets library), not the load generator's.
         socket: TableSocket = self._client.table_socket(reconnect=True, keep_frames=False)
         await socket.connect()
         for table_id in tables:

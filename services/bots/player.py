@@ -38,12 +38,12 @@ from kalaro.bots import Policy, legal_actions, policy_for
 from kalaro.client import ApiError
 from kalaro.client.retry import retryable
 from kalaro.client.socket import FrameError, SeatView, TableSocket
+from kalaro.proto import errors as codes
 from kalaro.proto.lobby import TableInfo
 from services.bots.accounts import BotAccount
 
 log = logging.getLogger("kalaro.bots")
 
-STALE_VERSION = "stale_version"
 CLOSED = ("ended", "cancelled")
 
 #: How long to wait for news before checking in (a resync heals a lost frame).
@@ -182,7 +182,7 @@ class BotSeat:
                     await socket.subscribe(self.table_id)
                 return socket
             except FrameError as exc:
-                if exc.code == "not_found":
+                if exc.code == codes.NOT_FOUND:
                     raise Left("the table is gone") from None
                 log.warning("bot %s: subscribe %s: %s", self.account.name, self.table_id, exc)
             except Exception as exc:  # the gateway is away: keep trying, gently
@@ -275,7 +275,7 @@ class BotSeat:
         try:
             await socket.act(self.table_id, move, view.version)
         except FrameError as exc:
-            if exc.code == STALE_VERSION:
+            if exc.code == codes.STALE_VERSION:
                 # Someone answered first (a Mahjong call window takes answers at once):
                 # the newer view is on its way; decide on it without thinking again.
                 self._tried = (view.hand_id, view.version)

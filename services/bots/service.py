@@ -37,10 +37,10 @@ from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.redislink import RedisLink
 from kalaro.client import ApiError
 from kalaro.games.registry import UnknownGame
+from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
-from kalaro.proto import subjects
 from kalaro.proto.bots import BotSeated, SeatBot
-from kalaro.proto.lobby import GetTable, TableInfo
+from kalaro.proto.lobby import GetTable
 from services.bots.accounts import BotAccount, credentials
 from services.bots.player import BotSeat
 from services.bots.settings import BotSettings
@@ -140,7 +140,12 @@ class Bots:
         here = self.playing.get((req.table_id, req.seat))
         if here is not None and not here[1].done():
             bot = here[0]  # a repeated request: the bot is already there
-            return BotSeated(req.table_id, req.seat, bot.account.user_id or "", bot.account.name)
+            return BotSeated(
+                table_id=req.table_id,
+                seat=req.seat,
+                user_id=bot.account.user_id or "",
+                display_name=bot.account.name,
+            )
         # Seats of one table are often asked for together (a practice table): the
         # accounts being seated here are kept apart until every such request is done.
         picking = self._picking.setdefault(req.table_id, _Picking())
@@ -170,7 +175,7 @@ class Bots:
     async def _pick(self, table_id: str, picking: set[int]) -> BotAccount:
         """A signed-in account that is not at ``table_id`` (nor being seated there)."""
         # Who sits there is bookkeeping, not play: ask the lobby directly.
-        table = await request(self._nc, subjects.LOBBY_GET_TABLE, GetTable(table_id), TableInfo)
+        table = await request(self._nc, endpoints.LOBBY_GET_TABLE, GetTable(table_id=table_id))
         seated = {s.user_id for s in table.seats if s is not None}
         order = [i for i in range(self.settings.pool_size) if i not in picking]
         random.shuffle(order)
@@ -190,7 +195,12 @@ class Bots:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(bot.settled.wait(), SETTLE_SECONDS)
         log.info("bot %s sat at %s seat %d", account.name, req.table_id, req.seat)
-        return BotSeated(req.table_id, req.seat, account.user_id or "", account.name)
+        return BotSeated(
+            table_id=req.table_id,
+            seat=req.seat,
+            user_id=account.user_id or "",
+            display_name=account.name,
+        )
 
     def _account(self, index: int) -> BotAccount:
         account = self._accounts.get(index)
@@ -352,5 +362,5 @@ class Bots:
 def build_service(bots: Bots) -> Service:
     """``bots.seat`` on the queue group ``bots``."""
     service = Service(SERVICE_NAME)
-    service.add(subjects.BOTS_SEAT, SeatBot, bots.seat)
+    service.add(endpoints.BOTS_SEAT, bots.seat)
     return service

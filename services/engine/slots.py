@@ -40,7 +40,7 @@ primary with Sentinel, not for Redis Cluster without hash tags).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 from msgspec.structs import replace
@@ -48,7 +48,7 @@ from msgspec.structs import replace
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion
 from kalaro.games.registry import rules_for
-from kalaro.proto.engine import HandRecord, Player
+from kalaro.proto.engine import HandRecord, HandSummary, Player
 
 Status = Literal["playing", "finished", "cancelled"]
 
@@ -99,6 +99,15 @@ _decode_progress = msgspec.msgpack.Decoder(_Progress).decode
 _json_encode = msgspec.json.Encoder().encode
 #: What the write script answers when the stored fixed part is another hand's.
 _OTHER_HAND = -2
+_WRITTEN, _WRITTEN_WATCHED = -1, -3
+
+
+class Written(NamedTuple):
+    """A slot write that took: the new version, and whether the audience mark asked
+    for (``watch_key``) existed just after it."""
+
+    version: int
+    watched: bool
 
 
 def _deal_of(slot: Slot) -> bytes:
@@ -118,7 +127,10 @@ def _parse_log_entry(entry: bytes) -> tuple[int, bytes]:
     return int(seat), action
 
 
-# KEYS: slot, log, deadlines, outcomes.
+# KEYS: slot, log, deadlines, outcomes, and optionally the table's audience mark.
+# Answers -1 when written, -3 when written and the mark exists (read after the write,
+# in the same atomic step: see the engine's _publish_views), -2 (another hand's), or
+# the current version (someone wrote first).
 # ARGV: expected version, hand id, progress, deal ('': the stored one, which must be
 #       this hand's, else -2; given: the log starts again), ttl ms (0: persist),
 #       deadline member to drop ('' none), deadline member to add ('' none), its score,
@@ -158,6 +170,9 @@ if ARGV[9] == 'add' then
   redis.call('ZADD', KEYS[4], ARGV[11], ARGV[10])
 elseif ARGV[9] == 'del' then
   redis.call('ZREM', KEYS[4], ARGV[10])
+end
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  return -3
 end
 return -1
 """
@@ -212,6 +227,7 @@ class SlotStore:
         self.deadlines_key = f"{namespace}deadlines:{game}"
         self.outcomes_key = f"{namespace}outcomes:{game}"
         self._records = f"{namespace}handrecord:"
+        self._by_player = f"{namespace}handsof:{game}:"
         self._write: Any = redis.register_script(_WRITE)
         self._read: Any = redis.register_script(_READ)
         self._claim: Any = redis.register_script(_CLAIM)
@@ -250,9 +266,11 @@ class SlotStore:
         outcome: Literal["add", "del", ""] = "",
         outcome_due_ms: int = 0,
         ttl_ms: int = 0,
-    ) -> int:
-        """Write ``slot`` if it is still at ``expected``; the new version. One EVALSHA, two
-        when the stored fixed part turns out to be another hand's.
+        watch_key: str = "",
+    ) -> Written:
+        """Write ``slot`` if it is still at ``expected``. One EVALSHA, two when the stored
+        fixed part turns out to be another hand's. With ``watch_key`` (a table's audience
+        mark) the same step says whether that key exists: no separate read per move.
 
         ``appended`` are the actions ``slot.actions`` ends with that are not stored yet:
         they are added to the log, and only the moving part is rewritten. A hand with no
@@ -264,6 +282,8 @@ class SlotStore:
         """
         table_id, hand_id = slot.table_id, slot.hand_id
         keys = [self.key(table_id), self.log_key(table_id), self.deadlines_key, self.outcomes_key]
+        if watch_key:
+            keys.append(watch_key)
         member, score = add_deadline if add_deadline is not None else ("", 0)
         progress = _progress_of(slot)
         outcome_args = [outcome, outcome_member(table_id, hand_id), outcome_due_ms]
@@ -277,9 +297,9 @@ class SlotStore:
         current = await write(whole=not slot.actions)
         if current == _OTHER_HAND:
             current = await write(whole=True)
-        if current != -1:
+        if current not in (_WRITTEN, _WRITTEN_WATCHED):
             raise StaleVersion(table_id, expected, current)
-        return expected + 1
+        return Written(expected + 1, current == _WRITTEN_WATCHED)
 
     async def claim(self, key: str, now_ms: int, lease_ms: int, limit: int = 64) -> list[str]:
         """Members of ``key`` due by ``now_ms``, leased to the caller until now + lease."""
@@ -294,10 +314,42 @@ class SlotStore:
         and its lease would otherwise keep it for the whole lease)."""
         await self._redis.execute("ZADD", key, "XX", at_ms, member)
 
-    async def save_record(self, record: HandRecord) -> None:
-        await self._redis.set(
-            self._records + record.hand_id, _json_encode(record), px=RECORD_TTL_MS
-        )
+    async def save_record(self, record: HandRecord, now_ms: int) -> None:
+        # With it, in the same write: each human player's index of their hands (hand
+        # history), scored by when the hand finished; entries older than the records
+        # themselves are dropped.
+        commands: list[tuple[Any, ...]] = [
+            ("SET", self._records + record.hand_id, _json_encode(record), "PX", RECORD_TTL_MS)
+        ]
+        for player in record.players:
+            if player.is_bot:
+                continue
+            key = self._by_player + player.user_id
+            commands += [
+                ("ZADD", key, "NX", now_ms, record.hand_id),
+                ("ZREMRANGEBYSCORE", key, "-inf", now_ms - RECORD_TTL_MS),
+                ("PEXPIRE", key, RECORD_TTL_MS),
+            ]
+        await self._redis.execute_many(commands)
+
+    async def player_hands(
+        self, user_id: str, before_ms: int | None, limit: int
+    ) -> list[tuple[int, HandRecord]]:
+        """The player's finished hands, newest first, that finished before ``before_ms``."""
+        top = f"({before_ms}" if before_ms is not None else "+inf"
+        flat = await self._redis.execute(
+            "ZREVRANGEBYSCORE", self._by_player + user_id, top, "-inf",
+            "WITHSCORES", "LIMIT", 0, limit,
+        )  # fmt: skip
+        pairs = [(m.decode(), int(float(s))) for m, s in zip(flat[::2], flat[1::2], strict=True)]
+        if not pairs:
+            return []
+        found = await self._redis.execute("MGET", *(self._records + m for m, _ in pairs))
+        return [
+            (score, msgspec.json.decode(data, type=HandRecord))
+            for (_, score), data in zip(pairs, found, strict=True)
+            if data is not None
+        ]
 
     async def load_record(self, hand_id: str) -> HandRecord | None:
         data = await self._redis.get(self._records + hand_id)
@@ -332,6 +384,26 @@ def hand_record(slot: Slot) -> HandRecord:
     )
 
 
+def summary(record: HandRecord, user_id: str, finished_ms: int) -> HandSummary:
+    """``record`` as one line of ``user_id``'s hand history (they played it)."""
+    seat = next(i for i, p in enumerate(record.players) if p.user_id == user_id)
+    result = record.result if isinstance(record.result, dict) else {}
+    winners = result.get("winners")
+    won = seat in winners if isinstance(winners, list) else result.get("winner") == seat
+    return HandSummary(
+        hand_id=record.hand_id,
+        table_id=record.table_id,
+        game=record.game,
+        finished_ms=finished_ms,
+        seat=seat,
+        players=tuple(p.display_name for p in record.players),
+        bet=record.bet,
+        credits=record.payments[seat] if seat < len(record.payments) else 0,
+        ending=str(result.get("ending", "")),
+        won=won,
+    )
+
+
 __all__ = [
     "DONE_SLOT_TTL_MS",
     "RECORD_TTL_MS",
@@ -343,4 +415,5 @@ __all__ = [
     "outcome_member",
     "parse_deadline",
     "parse_outcome",
+    "summary",
 ]

@@ -30,7 +30,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 import msgspec
 from msgspec.structs import replace
@@ -40,8 +40,8 @@ from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.games.base import IllegalAction, derive_seed
 from kalaro.games.registry import rules_for
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
-from kalaro.proto import subjects
 from kalaro.proto.engine import (
     Act,
     Acted,
@@ -53,10 +53,12 @@ from kalaro.proto.engine import (
     HandOutcomeReport,
     HandRecord,
     HandStarted,
+    ListMyHands,
+    MyHands,
     StartHand,
 )
 from kalaro.proto.lobby import HandFinished
-from kalaro.proto.wallet import Payment, SettleHand, Settlement, VoidHand
+from kalaro.proto.wallet import Payment, SettleHand, VoidHand
 from kalaro.proto.ws import HandResult, HandView
 from kalaro.settings import Settings
 from services.engine.slots import (
@@ -68,12 +70,11 @@ from services.engine.slots import (
     hand_record,
     parse_deadline,
     parse_outcome,
+    summary,
 )
 
 log = logging.getLogger("kalaro.engine")
 
-STALE_VERSION = "stale_version"
-HAND_CANCELLED = "hand_cancelled"
 
 #: How long a claimed deadline or outcome stays with the worker that claimed it.
 LEASE_MS = 5_000
@@ -94,6 +95,8 @@ TICK_SECONDS = 0.1
 #: how many tables' latest state a worker keeps to skip a read (see ``_remember``)
 KNOWN_TABLES = 10_000
 SWEEP_SECONDS = 3.0
+#: The most hands one page of a player's hand history may ask for.
+MAX_MY_HANDS = 100
 
 _EMPTY_EVENTS = msgspec.Raw(b"[]")
 
@@ -108,7 +111,7 @@ def _bad_request(message: str) -> ServiceError:
 
 def _stale(expected: int, current: int) -> ServiceError:
     return ServiceError(
-        STALE_VERSION, f"the hand is at version {current}, not {expected}; resync and retry"
+        codes.STALE_VERSION, f"the hand is at version {current}, not {expected}; resync and retry"
     )
 
 
@@ -136,8 +139,14 @@ class EngineWorker:
         tick_seconds: float = TICK_SECONDS,
         sweep_seconds: float = SWEEP_SECONDS,
         settings: Settings | None = None,
+        audience: Literal["watched", "always"] = "watched",
     ) -> None:
         self.game = game
+        # "watched": the audience view only while a gateway marks the table as watched
+        # (``subjects.table_audience_key``); "always" for tests that listen on NATS alone.
+        self._audience_always = audience == "always"
+        self._audience_prefix = namespace
+        self._redis = redis
         self._settings = settings  # stream replicas and limits (defaults without)
         self.rules = rules_for(game)
         self.now_ms = now_ms
@@ -186,7 +195,7 @@ class EngineWorker:
                 if slot.hand_id == msg.hand_id:
                     if slot.status == "cancelled":
                         raise ServiceError(codes.CONFLICT, f"hand {msg.hand_id} was cancelled")
-                    return HandStarted(msg.hand_id, version)
+                    return HandStarted(hand_id=msg.hand_id, version=version)
                 if slot.status == "playing":
                     raise ServiceError(
                         codes.CONFLICT,
@@ -214,7 +223,7 @@ class EngineWorker:
                 new_version = await self._advance(fresh, version, state, [], (), was_timed=False)
             except StaleVersion:
                 continue  # a racing StartHand (or the previous hand's marking) went first
-            return HandStarted(msg.hand_id, new_version)
+            return HandStarted(hand_id=msg.hand_id, version=new_version)
         raise ServiceError(codes.CONFLICT, f"table {msg.table_id} is too busy; retry")
 
     async def act(self, msg: Act) -> Acted:
@@ -228,7 +237,7 @@ class EngineWorker:
         if version != msg.version:
             raise _stale(msg.version, version)
         if slot.status == "cancelled":
-            raise ServiceError(HAND_CANCELLED, "this hand was cancelled")
+            raise ServiceError(codes.HAND_CANCELLED, "this hand was cancelled")
         seat = self._seat_of(slot, msg.user_id)
         if seat is None:
             raise ServiceError(codes.FORBIDDEN, "you are not seated in this hand")
@@ -256,7 +265,7 @@ class EngineWorker:
         except StaleVersion as exc:
             self._known.pop(msg.table_id, None)
             raise _stale(msg.version, exc.current) from None
-        return Acted(slot.hand_id, new_version)
+        return Acted(hand_id=slot.hand_id, version=new_version)
 
     async def get_view(self, msg: GetView) -> HandView:
         """A full view: the caller's seat if seated, else the audience's."""
@@ -281,6 +290,13 @@ class EngineWorker:
         if record is None:
             raise ServiceError(codes.NOT_FOUND, f"no finished hand {msg.hand_id} (or it expired)")
         return record
+
+    async def my_hands(self, msg: ListMyHands) -> MyHands:
+        """A player's finished hands of this game (records kept 7 days), newest first."""
+        if not 1 <= msg.limit <= MAX_MY_HANDS:
+            raise ServiceError(codes.BAD_REQUEST, f"limit must be 1 to {MAX_MY_HANDS}")
+        found = await self.slots.player_hands(msg.user_id, msg.before_ms, msg.limit)
+        return MyHands(hands=tuple(summary(r, msg.user_id, ms) for ms, r in found))
 
     async def outcome(self, msg: GetHandOutcome) -> HandOutcomeReport:
         """What became of a hand, for the wallet's reconciler (read only).
@@ -321,19 +337,19 @@ class EngineWorker:
                         f"table {msg.table_id} is at hand {slot.hand_id}, not {msg.hand_id}",
                     )
                 if await self.slots.has_record(msg.hand_id):
-                    return HandCancelled(msg.hand_id, voided=False)  # finished: settled
+                    return HandCancelled(hand_id=msg.hand_id, voided=False)  # finished: settled
                 # Never seen here: a StartHand for it may still be on its way (the lobby
                 # timed out). Leave a tombstone so it can never start, and void the holds.
                 cancelled = Slot(
                     table_id=msg.table_id, hand_id=msg.hand_id, game=self.game, status="cancelled"
                 )
             elif slot.status == "finished":
-                return HandCancelled(msg.hand_id, voided=False)
+                return HandCancelled(hand_id=msg.hand_id, voided=False)
             elif slot.status == "cancelled":
                 # Already voided. If its VoidHand is not out yet, the worker that cancelled
                 # is sending it right now, or the sweeper will: sending it here too would
                 # only repeat it.
-                return HandCancelled(msg.hand_id, voided=True)
+                return HandCancelled(hand_id=msg.hand_id, voided=True)
             else:
                 cancelled = replace(slot, status="cancelled", deadline_ms=None, timer_window="")
             drop = (
@@ -342,17 +358,19 @@ class EngineWorker:
                 else ""
             )
             try:
-                new_version = await self.slots.save(
-                    cancelled,
-                    version,
-                    drop_deadline=drop,
-                    outcome="add",
-                    outcome_due_ms=self.now_ms() + OUTCOME_GRACE_MS,
-                )
+                new_version = (
+                    await self.slots.save(
+                        cancelled,
+                        version,
+                        drop_deadline=drop,
+                        outcome="add",
+                        outcome_due_ms=self.now_ms() + OUTCOME_GRACE_MS,
+                    )
+                ).version
             except StaleVersion:
                 continue
             await self._publish_outcome(cancelled, new_version)
-            return HandCancelled(msg.hand_id, voided=True)
+            return HandCancelled(hand_id=msg.hand_id, voided=True)
         raise ServiceError(codes.CONFLICT, f"table {msg.table_id} is too busy; retry")
 
     # --- timers and the outcome sweeper ---------------------------------------------
@@ -446,12 +464,13 @@ class EngineWorker:
     def build_service(self) -> Service:
         """The worker's endpoints on the queue group ``engine-<game>``."""
         service = Service(f"engine-{self.game}")
-        service.add(subjects.engine_start(self.game), StartHand, self.start_hand)
-        service.add(subjects.engine_act(self.game), Act, self.act)
-        service.add(subjects.engine_view(self.game), GetView, self.get_view)
-        service.add(subjects.engine_cancel(self.game), CancelHand, self.cancel)
-        service.add(subjects.engine_record(self.game), GetHandRecord, self.get_record)
-        service.add(subjects.engine_outcome(self.game), GetHandOutcome, self.outcome)
+        service.add(endpoints.engine_start(self.game), self.start_hand)
+        service.add(endpoints.engine_act(self.game), self.act)
+        service.add(endpoints.engine_view(self.game), self.get_view)
+        service.add(endpoints.engine_cancel(self.game), self.cancel)
+        service.add(endpoints.engine_record(self.game), self.get_record)
+        service.add(endpoints.engine_outcome(self.game), self.outcome)
+        service.add(endpoints.engine_my_hands(self.game), self.my_hands)
         return service
 
     async def _background(self) -> None:
@@ -556,7 +575,7 @@ class EngineWorker:
         )
         new_version = version + 1
         table_id, hand_id = slot.table_id, slot.hand_id
-        await self.slots.save(
+        written = await self.slots.save(
             new,
             version,
             appended=logged,
@@ -568,9 +587,15 @@ class EngineWorker:
             ),
             outcome="add" if over else "",
             outcome_due_ms=now + OUTCOME_GRACE_MS,
+            watch_key=(
+                ""
+                if self._audience_always
+                else self._audience_prefix + subjects.table_audience_key(table_id)
+            ),
         )
         self._remember(table_id, new_version, new, state)
-        await self._publish_views(new, new_version, state, events)
+        watched = self._audience_always or written.watched
+        await self._publish_views(new, new_version, state, events, watched)
         if over:
             try:
                 await self._publish_outcome(new, new_version)
@@ -626,13 +651,24 @@ class EngineWorker:
                 log.info("hand %s: outcome published after %d retries", slot.hand_id, attempt + 1)
                 return
 
-    async def _publish_views(self, slot: Slot, version: int, state: Any, events: list[Any]) -> None:
-        """Each seat's frame on its own subject; the audience's on the public subject."""
+    async def _publish_views(
+        self, slot: Slot, version: int, state: Any, events: list[Any], watched: bool
+    ) -> None:
+        """Each seat's frame on its own subject; the audience's on the public subject, only
+        while someone watches (building and encoding a view nobody reads is a quarter of
+        the views' cost).
+
+        ``watched`` is the audience mark as the state's write found it, in the same
+        atomic step. A gateway subscribes to the public subject, then sets the mark, then
+        asks for the current view; so either the write saw the mark and this frame
+        reaches the new spectator, or the mark came later and so did the view the
+        gateway asked for, which then already shows this version.
+        """
         rules = self.rules
         encode = self._json.encode
         publish = self._nc.publish
         table_id = slot.table_id
-        for seat in (*range(len(slot.players)), None):
+        for seat in (*range(len(slot.players)), *((None,) if watched else ())):
             seen = [e for e in (rules.event_for(event, seat) for event in events) if e is not None]
             frame = HandView(
                 table_id=table_id,
@@ -657,18 +693,18 @@ class EngineWorker:
         to the lobby (finished hands), and to the table's sockets (finished hands)."""
         table_id, hand_id = slot.table_id, slot.hand_id
         if slot.status != "finished":
-            return VoidHand(hand_id, table_id), None, None
+            return VoidHand(hand_id=hand_id, table_id=table_id), None, None
         record = hand_record(slot)
         settle = None
         if slot.bet > 0:  # a zero-bet (practice) hand placed no holds to settle
             payments = tuple(
-                Payment(player.user_id, credits)
+                Payment(user_id=player.user_id, amount=credits)
                 for player, credits in zip(slot.players, record.payments, strict=True)
             )
-            settle = SettleHand(hand_id, payments, table_id)
+            settle = SettleHand(hand_id=hand_id, payments=payments, table_id=table_id)
         finished = HandFinished(
-            table_id,
-            hand_id,
+            table_id=table_id,
+            hand_id=hand_id,
             next_dealer=record.result["next_dealer"],
             away_seats=self.rules.away_seats(self._state_decoder.decode(slot.state)),
         )
@@ -694,7 +730,7 @@ class EngineWorker:
         hand_id = slot.hand_id
         to_wallet, to_lobby, shown = self._outcome_messages(slot)
         if slot.status == "finished":
-            await self.slots.save_record(hand_record(slot))
+            await self.slots.save_record(hand_record(slot), self.now_ms())
         if to_wallet is not None:
             await publish_once(self._js, subjects.hand_result(hand_id), to_wallet, msg_id=hand_id)
         if to_lobby is not None:
@@ -713,14 +749,17 @@ class EngineWorker:
         result at the table. True when both confirmed."""
         to_wallet, to_lobby, shown = self._outcome_messages(slot)
         try:
-            if isinstance(to_wallet, SettleHand):
-                await request(self._nc, subjects.WALLET_SETTLE, to_wallet, Settlement, timeout=2)
-            elif isinstance(to_wallet, VoidHand):
-                await request(self._nc, subjects.WALLET_VOID, to_wallet, Settlement, timeout=2)
+            match to_wallet:
+                case SettleHand():
+                    await request(self._nc, endpoints.WALLET_SETTLE, to_wallet, timeout=2)
+                case VoidHand():
+                    await request(self._nc, endpoints.WALLET_VOID, to_wallet, timeout=2)
+                case None:
+                    pass
+                case _:
+                    assert_never(to_wallet)
             if to_lobby is not None:
-                await request(
-                    self._nc, subjects.LOBBY_HAND_FINISHED, to_lobby, HandFinished, timeout=2
-                )
+                await request(self._nc, endpoints.LOBBY_HAND_FINISHED, to_lobby, timeout=2)
         except RemoteError as exc:
             log.info("hand %s: direct delivery not confirmed (%s)", slot.hand_id, exc)
             return False

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
-import logging
 from typing import Any
 
 import uvicorn
 from litestar import Litestar
 
 from kalaro.bus.runner import tune_gc
+from kalaro.logs import setup as setup_logs
 from kalaro.settings import Settings, load_settings
 from services.gateway.app import create_app
-from services.gateway.fastws import TextFrameWebSocketProtocol
+from services.gateway.wsserver import websockets_for
+
+WS_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
 def _has(module: str) -> bool:
@@ -31,20 +33,25 @@ def server_config(app: Litestar, settings: Settings, **overrides: Any) -> uvicor
         "loop": "uvloop" if _has("uvloop") else "asyncio",
         "http": "httptools" if _has("httptools") else "h11",
         "ws_per_message_deflate": settings.ws_compression,
-        # Our text framing only when no extension could apply (see fastws).
-        "ws": "auto" if settings.ws_compression else TextFrameWebSocketProtocol,
+        # /ws is our own protocol (wsserver), unless compression is wanted: then uvicorn's.
+        "ws": "auto" if settings.ws_compression else websockets_for(app),
         # No protocol pings of uvicorn's own: clients send a heartbeat every half
         # heartbeat period and the hub's reaper closes a socket silent for three, which
         # also finds the dead connections such pings would. At 1,500 sockets they were
         # 75 extra frames a second for nothing.
         "ws_ping_interval": None,
+        # A message over 4 MiB closes the socket (1009) before it is buffered; a smaller
+        # one over the frame limit (limits.MAX_BODY_BYTES) gets an error frame.
+        "ws_max_size": WS_MAX_MESSAGE_BYTES,
+        # Logging is ours (kalaro.logs): uvicorn's lines go through the same format.
+        "log_config": None,
     }
     options.update(overrides)
     return uvicorn.Config(app, **options)
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    setup_logs("gateway")
     settings = load_settings()
     tune_gc()
     uvicorn.Server(server_config(create_app(settings), settings)).run()

@@ -5,35 +5,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import msgspec
-from litestar import Litestar, Request, Response
+from litestar import Litestar, Request, Response, get
 from litestar.datastructures import MutableScopeHeaders
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.static_files import create_static_files_router
 from litestar.types import Empty
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from prometheus_client import CONTENT_TYPE_LATEST, Gauge, generate_latest
 
 from kalaro.bus import RemoteError
 from kalaro.bus.codec import decode
-from kalaro.bus.runner import connect, watch_event_loop
+from kalaro.bus.runner import connect, readiness, redis_ready, watch_event_loop
 from kalaro.bus.store import connect_redis
+from kalaro.logs import new_request_id
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.proto.auth import SessionRevoked
 from kalaro.settings import Settings
-from services.gateway import limits, routes, routes_practice
+from services.gateway import limits, routes, routes_admin, routes_hands, routes_practice
 from services.gateway.apidoc import document_errors, document_limits
 from services.gateway.hub import Hub
 from services.gateway.presence import PresenceReporter
+from services.gateway.schema_page import OfflineDocsPlugin
 from services.gateway.security import KeyCache, trusted_networks
 from services.gateway.ws import IDLE_HEARTBEATS, ws_endpoint
 
@@ -43,7 +47,7 @@ WEB_DIR = Path(__file__).resolve().parents[2] / "web"
 
 
 def _error(status: int, code: str, message: str) -> Response[ErrorBody]:
-    return Response(ErrorBody(ErrorDetail(code, message)), status_code=status)
+    return Response(ErrorBody(error=ErrorDetail(code=code, message=message)), status_code=status)
 
 
 class GatewayRequest(Request):  # type: ignore[type-arg]
@@ -121,6 +125,57 @@ async def _add_security_headers(message: Any, scope: Any) -> None:
             headers[name.decode()] = value.decode()
 
 
+OPEN_SOCKETS = Gauge("kalaro_gateway_open_sockets", "WebSockets open on this gateway")
+# Every hub of this process (one, but tests run several apps in one process).
+_HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+OPEN_SOCKETS.set_function(lambda: sum(len(hub.connections) for hub in list(_HUBS)))
+
+#: Probes and scrapes: not rate-limited (a Prometheus or a kubelet is one address that
+#: asks often) and not in the public API documentation.
+_PROBES = frozenset({"/metrics", "/readyz"})
+
+
+@get("/metrics", include_in_schema=False, media_type=CONTENT_TYPE_LATEST)
+async def metrics() -> bytes:
+    return generate_latest()
+
+
+@get("/readyz", include_in_schema=False)
+async def readyz(request: Request) -> Response[dict[str, object]]:  # type: ignore[type-arg]
+    """Readiness: NATS connected and Redis (the session denylist) answering."""
+    state = request.app.state
+    ready, results = await readiness(state.nc, {"redis": redis_ready(state.redis)})
+    body: dict[str, object] = {"service": "gateway", "ready": ready, "checks": results}
+    return Response(body, status_code=200 if ready else 503)
+
+
+def _limit_unless_probe(request: Request) -> None:  # type: ignore[type-arg]
+    if request.url.path not in _PROBES:
+        routes.limit_address(request)
+
+
+def _with_request_ids(app: Any) -> Any:
+    """ASGI middleware: a request id per HTTP request, bound for the logs (and sent on
+    in NATS headers by the bus client), returned as ``X-Request-Id``. Frames on a
+    WebSocket get theirs in ws.py."""
+
+    async def middleware(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        rid = new_request_id().encode()
+
+        async def send_with_id(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-request-id", rid)]
+            await send(message)
+
+        await app(scope, receive, send_with_id)
+
+    return middleware
+
+
 def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
     """The gateway app; pass ``nc`` to share a connection (tests), else it connects."""
 
@@ -132,11 +187,13 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         client = await connect(settings.nats_url, "gateway") if own else nc
         assert client is not None
         app.state.nc = client
-        redis = connect_redis(settings.redis_url)  # the session denylist (security.py)
+        redis = connect_redis(settings.redis_url, settings)  # the session denylist (security.py)
+        app.state.redis = redis
         app.state.key_cache = KeyCache(client, redis)
         app.state.trusted_proxies = trusted
         presence = PresenceReporter(client, refresh_seconds=settings.presence_refresh_seconds)
-        app.state.hub = Hub(client, presence)
+        app.state.hub = Hub(client, presence, redis)
+        _HUBS.add(app.state.hub)
         presence.start()
 
         async def on_revoked(msg: Msg) -> None:
@@ -181,9 +238,14 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes.AdminController,
         routes.TablesController,
         routes_practice.PracticeController,
+        routes_admin.AdminUsersController,
+        routes_admin.HostingController,
+        routes_hands.HandsController,
         ws_endpoint,
         routes.public_config,
         routes.healthz,
+        metrics,
+        readyz,
         routes.message_schema_route,
     ]
     if WEB_DIR.is_dir():
@@ -196,7 +258,8 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         lifespan=[lifespan],
         request_class=GatewayRequest,
         request_max_body_size=limits.MAX_BODY_BYTES,
-        before_request=routes.limit_address,
+        before_request=_limit_unless_probe,
+        middleware=[_with_request_ids],
         before_send=[_add_security_headers],
         exception_handlers={
             limits.RateLimited: _on_rate_limited,
@@ -211,9 +274,12 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
             description="Tongits and Filipino Mahjong for fun credits. "
             'Errors are always {"error": {"code", "message"}}.',
             path="/schema",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+            render_plugins=[OfflineDocsPlugin(path="/"), SwaggerRenderPlugin(path="/swagger")],
         ),
         debug=False,
+        # Logging is kalaro.logs' (one layout for every service, JSON in production):
+        # Litestar's own config would put its handler and layout on the root logger.
+        logging_config=None,
     )
     document_errors(app)
     document_limits(app)

@@ -13,6 +13,13 @@ slow client can never stall the fan-out; a client that falls too far behind is
 disconnected and, on reconnecting, gets a full view. One reaper task per gateway
 closes sockets that have sent nothing for too long, so reading a frame costs no timer.
 
+Engines build the audience view only while some gateway marks the table watched (a
+Redis key with a TTL, ``subjects.table_audience_key``): a feed sets it when it first
+subscribes to the public subject, and the hub refreshes it for every table with a
+spectator here. The order (subscribe, flush, mark, then the socket asks for the current
+view) is what makes a spectator joining mid-hand miss nothing; see the engine's
+``_publish_views``.
+
 Whenever the seated players with a socket on a table here change (a socket subscribes,
 leaves or closes; someone sits down or stands up), the feed tells the
 :class:`~services.gateway.presence.PresenceReporter`, which reports it to the lobby in
@@ -25,7 +32,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -33,6 +39,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
+from kalaro.bus.redislink import RedisLink
 from kalaro.proto import subjects
 from kalaro.proto.lobby import TableInfo
 from kalaro.proto.ws import TableChanged
@@ -46,12 +53,68 @@ _TABLE_FRAME_PREFIX = b'{"type":"table"'
 OUTBOX_LIMIT = 256
 
 
+class Flag:
+    """``asyncio.Event`` without its deque of waiters: a future only while someone waits."""
+
+    __slots__ = ("_future", "_value")
+
+    def __init__(self) -> None:
+        self._value = False
+        self._future: asyncio.Future[None] | None = None
+
+    def is_set(self) -> bool:
+        return self._value
+
+    def set(self) -> None:
+        if not self._value:
+            self._value = True
+            future, self._future = self._future, None
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    def clear(self) -> None:
+        self._value = False
+
+    async def wait(self) -> bool:
+        if self._value:
+            return True
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+        # Shielded: one waiter's cancellation must not cancel the others' future.
+        await asyncio.shield(self._future)
+        return True
+
+
 class Connection:
     """One client socket: who it is, what it watches, and its outbound queue.
 
-    The queue is a plain deque with one waiter: ``asyncio.Queue`` cost a few
+    The queue is a plain list with one waiter: ``asyncio.Queue`` cost a few
     microseconds per frame more, and every move fans out to several sockets.
+
+    With ``write_now`` (the server can write encoded frames synchronously, see
+    ``wsserver``), frames skip the writer task: whatever was pushed during one turn of
+    the event loop goes out in one write from a ``call_soon`` callback. The writer task
+    still sends whatever ``write_now`` declines (the socket is paused or closing); with
+    ``write_now`` it is only started then, so an idle socket costs no task of its own.
     """
+
+    # Slots: an idle socket's Connection is most of what the gateway holds for it.
+    __slots__ = (
+        "_flush_pending",
+        "_outbox",
+        "_send",
+        "_wakeup",
+        "_write_now",
+        "_writer",
+        "close_code",
+        "closed",
+        "display_name",
+        "last_heard",
+        "on_close",
+        "seats",
+        "session",
+        "user_id",
+    )
 
     def __init__(
         self,
@@ -59,23 +122,31 @@ class Connection:
         display_name: str,
         send: Callable[[bytes], Awaitable[None]],
         session: str = "",
+        write_now: Callable[[list[bytes]], bool] | None = None,
     ):
         self.user_id = user_id
         self.session = session  # the access token's sid: closed when it is revoked
         self.close_code = 1000  # what the socket's handler says when it closes it
         self.display_name = display_name
         self._send = send
-        self._outbox: deque[bytes] = deque()
+        self._write_now = write_now
+        self._flush_pending = False
+        self._outbox: list[bytes] = []  # [] is 56 bytes, an empty deque 0.6 KiB
         self._wakeup: asyncio.Future[None] | None = None
         self._writer: asyncio.Task[None] | None = None
         self.seats: dict[str, int | None] = {}  # table id -> seat (None: spectator)
-        self.closed = asyncio.Event()
-        # The task reading the socket: closing cancels it, which ends the socket.
-        self.reader: asyncio.Task[None] | None = None
+        self.closed = Flag()
+        # What ends the socket itself (its server's close, with close_code), on close().
+        self.on_close: Callable[[], None] | None = None
         self.last_heard = time.monotonic()  # when the client last sent a frame
 
     def start(self) -> None:
-        self._writer = asyncio.create_task(self._write_loop())
+        if self._write_now is None:  # every frame goes through the writer: start it now
+            self._start_writer()
+
+    def _start_writer(self) -> None:
+        if self._writer is None and not self.closed.is_set():
+            self._writer = asyncio.create_task(self._write_loop())
 
     def push(self, frame: bytes) -> None:
         if self.closed.is_set():
@@ -85,16 +156,41 @@ class Connection:
             self.close()
             return
         self._outbox.append(frame)
+        if self._write_now is not None:
+            if not self._flush_pending:
+                self._flush_pending = True
+                asyncio.get_running_loop().call_soon(self._flush)
+            return
         self._wake()
 
+    def _flush(self) -> None:
+        self._flush_pending = False
+        outbox = self._outbox
+        if self.closed.is_set() or not outbox:
+            return
+        # Nothing of the writer's is in flight: it was never needed, or waits for more.
+        idle = self._writer is None or (self._wakeup is not None and not self._wakeup.done())
+        if idle and self._write_now is not None:
+            try:
+                written = self._write_now(list(outbox))
+            except Exception:
+                log.debug("socket write failed", exc_info=True)
+                self.close()
+                return
+            if written:
+                outbox.clear()
+                return
+        self._start_writer()
+        self._wake()  # the writer sends them, in order, after what it is sending
+
     def close(self) -> None:
-        """Stop sending (frames still queued are dropped), end the writer, and stop the
-        reader, whose handler then says goodbye and cleans up."""
+        """Stop sending (frames still queued are dropped), end the writer, and have the
+        socket's server say goodbye (``on_close``), which then cleans up."""
         if not self.closed.is_set():
             self.closed.set()
             self._wake()
-            if self.reader is not None:
-                self.reader.cancel()
+            if self.on_close is not None:
+                self.on_close()
 
     def _wake(self) -> None:
         if self._wakeup is not None and not self._wakeup.done():
@@ -112,7 +208,7 @@ class Connection:
         try:
             while not self.closed.is_set():
                 if outbox:
-                    await self._send(outbox.popleft())
+                    await self._send(outbox.pop(0))  # at most OUTBOX_LIMIT long
                 else:
                     self._wakeup = loop.create_future()
                     await self._wakeup
@@ -144,10 +240,15 @@ class TableFeed:
     """
 
     def __init__(
-        self, nc: NATS, table: TableInfo, presence: PresenceReporter | None = None
+        self,
+        nc: NATS,
+        table: TableInfo,
+        presence: PresenceReporter | None = None,
+        mark_watched: Callable[[list[str]], Awaitable[None]] | None = None,
     ) -> None:
         self._nc = nc
         self._presence = presence
+        self._mark_watched = mark_watched
         self.table_id = table.table_id
         self.game = table.game
         self.table = table
@@ -204,9 +305,14 @@ class TableFeed:
         for subject in [s for s in self._subscriptions if s not in wanted]:
             with contextlib.suppress(Exception):
                 await self._subscriptions.pop(subject).unsubscribe()
+        public = subjects.table_public(self.table_id)
+        newly_watched = public in wanted and public not in self._subscriptions
         for subject, handler in wanted.items():
             if subject not in self._subscriptions:
                 self._subscriptions[subject] = await self._nc.subscribe(subject, cb=handler)
+        if newly_watched and self._mark_watched is not None:
+            await self._nc.flush()  # the server has the subscription before the mark
+            await self._mark_watched([self.table_id])
 
     def _seat_handler(self, seat: int) -> Callable[[Msg], Awaitable[None]]:
         async def on_seat(msg: Msg) -> None:
@@ -237,18 +343,36 @@ class TableFeed:
 
 
 class Hub:
-    def __init__(self, nc: NATS, presence: PresenceReporter | None = None) -> None:
+    def __init__(
+        self, nc: NATS, presence: PresenceReporter | None = None, redis: RedisLink | None = None
+    ) -> None:
         self._nc = nc
         self.presence = presence
+        self._redis = redis  # audience marks; without it, engines must publish it always
         self._feeds: dict[str, TableFeed] = {}
         self._lock = asyncio.Lock()
         self.connections: set[Connection] = set()  # every open socket, for the reaper
 
+    async def mark_watched(self, table_ids: list[str]) -> None:
+        """Tell the engines these tables have a spectator here (for the next TTL)."""
+        if self._redis is None or not table_ids:
+            return
+        try:
+            await self._redis.execute_many(
+                ("SET", subjects.table_audience_key(t), b"1", "PX", subjects.AUDIENCE_TTL_MS)
+                for t in table_ids
+            )
+        except Exception:
+            log.warning("could not mark %d tables watched", len(table_ids), exc_info=True)
+
     async def reap_idle(self, idle_seconds: float, every: float) -> None:
         """Forever: close sockets that have sent nothing (not even a ping) for
-        ``idle_seconds``, checking every ``every`` seconds."""
+        ``idle_seconds``, checking every ``every`` seconds; and refresh the marks of the
+        tables watched here (at least three times per mark's lifetime)."""
+        every = min(every, subjects.AUDIENCE_TTL_MS / 3000)
         while True:
             await asyncio.sleep(every)
+            await self.mark_watched([t for t, f in self._feeds.items() if f.spectators])
             quiet_since = time.monotonic() - idle_seconds
             for conn in [c for c in self.connections if c.last_heard < quiet_since]:
                 log.info(
@@ -271,7 +395,7 @@ class Hub:
         async with self._lock:
             feed = self._feeds.get(table.table_id)
             if feed is None:
-                feed = TableFeed(self._nc, table, self.presence)
+                feed = TableFeed(self._nc, table, self.presence, self.mark_watched)
                 self._feeds[table.table_id] = feed
             elif table.version >= feed.table.version:
                 feed.table = table

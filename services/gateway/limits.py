@@ -69,6 +69,8 @@ def too_deep(raw: bytes) -> bool:
 
 
 class TokenBucket:
+    __slots__ = ("burst", "rate", "stamp", "tokens")  # one per socket, too
+
     def __init__(self, rate: float, burst: float) -> None:
         self.rate = rate
         self.burst = burst

@@ -23,9 +23,9 @@ import uuid
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, request
+from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
-from kalaro.proto import subjects
-from kalaro.proto.lobby import PresenceNoted, ReportPresence
+from kalaro.proto.lobby import ReportPresence
 
 log = logging.getLogger("kalaro.gateway.presence")
 
@@ -113,11 +113,13 @@ class PresenceReporter:
                 del self._wanted[table_id]  # nothing here to report any more
 
     async def _report(self, table_id: str, users: frozenset[str]) -> bool:
-        message = ReportPresence(self.gateway_id, table_id, tuple(sorted(users)))
+        message = ReportPresence(
+            gateway_id=self.gateway_id, table_id=table_id, user_ids=tuple(sorted(users))
+        )
         async with self._slots:
             try:
                 await request(
-                    self._nc, subjects.LOBBY_PRESENCE, message, PresenceNoted,
+                    self._nc, endpoints.LOBBY_PRESENCE, message,
                     timeout=REPORT_TIMEOUT,
                 )  # fmt: skip
             except RemoteError as exc:

@@ -17,11 +17,12 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError
 from kalaro.bus import request as bus_request
-from kalaro.proto import api, subjects
+from kalaro.proto import api, endpoints, subjects
 from kalaro.proto import auth as a
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
+from kalaro.proto.endpoints import Endpoint
 from kalaro.proto.engine import GetHandRecord, HandRecord
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
@@ -65,6 +66,7 @@ async def provide_admin(request: Request) -> AccessClaims:  # type: ignore[type-
 
 
 T = TypeVar("T")
+Req = TypeVar("Req", bound=msgspec.Struct)
 
 #: The verified caller: the controller's ``claims`` (or ``admin``) dependency.
 Claims = NamedDependency[AccessClaims]
@@ -87,8 +89,13 @@ class AuthController(Controller):
         "reveals nothing; sign in with the password afterwards.",
     )
     async def sign_up(self, request: Request, data: JSONBody[api.SignUpBody]) -> a.SignUpAccepted:  # type: ignore[type-arg]
-        message = a.SignUp(data.email, data.password, data.display_name, _address(request))
-        return await forward(request, subjects.AUTH_SIGN_UP, message, a.SignUpAccepted)
+        message = a.SignUp(
+            email=data.email,
+            password=data.password,
+            display_name=data.display_name,
+            address=_address(request),
+        )
+        return await forward(request, endpoints.AUTH_SIGN_UP, message)
 
     @get("/verify", summary="Follow an email verification link (single use)")
     async def verify(
@@ -96,28 +103,28 @@ class AuthController(Controller):
         request: Request,  # type: ignore[type-arg]
         token: Annotated[str, Parameter(min_length=1, max_length=512)],
     ) -> a.EmailVerified:
-        message = a.VerifyEmail(token)
-        return await forward(request, subjects.AUTH_VERIFY_EMAIL, message, a.EmailVerified)
+        message = a.VerifyEmail(token=token)
+        return await forward(request, endpoints.AUTH_VERIFY_EMAIL, message)
 
     @post("/sign-in", status_code=200, summary="Sign in with email and password")
     async def sign_in(self, request: Request, data: JSONBody[api.SignInBody]) -> a.TokenPair:  # type: ignore[type-arg]
-        message = a.SignIn(data.email, data.password, _address(request))
-        return await forward(request, subjects.AUTH_SIGN_IN, message, a.TokenPair)
+        message = a.SignIn(email=data.email, password=data.password, address=_address(request))
+        return await forward(request, endpoints.AUTH_SIGN_IN, message)
 
     @post("/google", status_code=200, summary="Sign in with a Google ID token")
     async def google(self, request: Request, data: JSONBody[api.GoogleSignInBody]) -> a.TokenPair:  # type: ignore[type-arg]
-        message = a.GoogleSignIn(data.id_token, _address(request))
-        return await forward(request, subjects.AUTH_GOOGLE_SIGN_IN, message, a.TokenPair)
+        message = a.GoogleSignIn(id_token=data.id_token, address=_address(request))
+        return await forward(request, endpoints.AUTH_GOOGLE_SIGN_IN, message)
 
     @post("/refresh", status_code=200, summary="Trade a refresh token for a new pair")
     async def refresh(self, request: Request, data: JSONBody[api.RefreshBody]) -> a.TokenPair:  # type: ignore[type-arg]
-        message = a.Refresh(data.refresh_token)
-        return await forward(request, subjects.AUTH_REFRESH, message, a.TokenPair)
+        message = a.Refresh(refresh_token=data.refresh_token)
+        return await forward(request, endpoints.AUTH_REFRESH, message)
 
     @post("/sign-out", status_code=200, summary="Revoke a refresh token and its family")
     async def sign_out(self, request: Request, data: JSONBody[api.RefreshBody]) -> a.SignedOut:  # type: ignore[type-arg]
-        message = a.SignOut(data.refresh_token)
-        return await forward(request, subjects.AUTH_SIGN_OUT, message, a.SignedOut)
+        message = a.SignOut(refresh_token=data.refresh_token)
+        return await forward(request, endpoints.AUTH_SIGN_OUT, message)
 
 
 class MeController(Controller):
@@ -127,9 +134,7 @@ class MeController(Controller):
 
     @get("/", summary="My profile")
     async def profile(self, request: Request, claims: Claims) -> a.UserProfile:  # type: ignore[type-arg]
-        return await forward(
-            request, subjects.AUTH_PROFILE, a.GetProfile(claims.user_id), a.UserProfile
-        )
+        return await forward(request, endpoints.AUTH_PROFILE, a.GetProfile(user_id=claims.user_id))
 
     @post("/host-request", status_code=201, summary="Ask an admin for host access")
     async def host_request(
@@ -138,8 +143,8 @@ class MeController(Controller):
         claims: Claims,
         data: JSONBody[api.HostRequestBody],
     ) -> a.HostRequest:
-        message = a.RequestHost(claims.user_id, data.note)
-        return await forward(request, subjects.AUTH_REQUEST_HOST, message, a.HostRequest)
+        message = a.RequestHost(user_id=claims.user_id, note=data.note)
+        return await forward(request, endpoints.AUTH_REQUEST_HOST, message)
 
 
 class WalletController(Controller):
@@ -150,7 +155,7 @@ class WalletController(Controller):
     @get("/", summary="My balance, holds and available credits")
     async def balance(self, request: Request, claims: Claims) -> w.Balance:  # type: ignore[type-arg]
         return await forward(
-            request, subjects.WALLET_BALANCE, w.GetBalance(claims.user_id), w.Balance
+            request, endpoints.WALLET_BALANCE, w.GetBalance(user_id=claims.user_id)
         )
 
     @get("/history", summary="My ledger entries, newest first")
@@ -161,8 +166,8 @@ class WalletController(Controller):
         limit: Limit = 50,
         before: Before = None,
     ) -> w.History:
-        message = w.GetHistory(claims.user_id, limit=limit, before=before)
-        return await forward(request, subjects.WALLET_HISTORY, message, w.History)
+        message = w.GetHistory(user_id=claims.user_id, limit=limit, before=before)
+        return await forward(request, endpoints.WALLET_HISTORY, message)
 
     @post("/credit-requests", status_code=201, summary="Ask an admin for credits")
     async def request_credits(
@@ -171,8 +176,8 @@ class WalletController(Controller):
         claims: Claims,
         data: JSONBody[api.CreditRequestBody],
     ) -> w.CreditRequest:
-        message = w.RequestCredits(claims.user_id, data.amount, data.note)
-        return await forward(request, subjects.WALLET_REQUEST_CREDITS, message, w.CreditRequest)
+        message = w.RequestCredits(user_id=claims.user_id, amount=data.amount, note=data.note)
+        return await forward(request, endpoints.WALLET_REQUEST_CREDITS, message)
 
     @get("/credit-requests", summary="My credit requests")
     async def my_credit_requests(
@@ -182,9 +187,7 @@ class WalletController(Controller):
         limit: Limit = 50,
     ) -> w.CreditRequestList:
         message = w.ListCreditRequests(status=None, user_id=claims.user_id, limit=limit)
-        return await forward(
-            request, subjects.WALLET_LIST_CREDIT_REQUESTS, message, w.CreditRequestList
-        )
+        return await forward(request, endpoints.WALLET_LIST_CREDIT_REQUESTS, message)
 
 
 class AdminController(Controller):
@@ -202,9 +205,7 @@ class AdminController(Controller):
         offset: Offset = 0,
     ) -> w.CreditRequestList:
         message = w.ListCreditRequests(status=status, limit=limit, offset=offset)
-        return await forward(
-            request, subjects.WALLET_LIST_CREDIT_REQUESTS, message, w.CreditRequestList
-        )
+        return await forward(request, endpoints.WALLET_LIST_CREDIT_REQUESTS, message)
 
     @post("/credit-requests/{request_id:str}/decision", status_code=200)
     async def decide_credit_request(
@@ -214,10 +215,10 @@ class AdminController(Controller):
         request_id: FromPath[str],
         data: JSONBody[api.DecisionBody],
     ) -> w.CreditRequest:
-        message = w.DecideCreditRequest(request_id, admin.user_id, data.approve, data.reason)
-        return await forward(
-            request, subjects.WALLET_DECIDE_CREDIT_REQUEST, message, w.CreditRequest
+        message = w.DecideCreditRequest(
+            request_id=request_id, admin_id=admin.user_id, approve=data.approve, reason=data.reason
         )
+        return await forward(request, endpoints.WALLET_DECIDE_CREDIT_REQUEST, message)
 
     @post("/grants", status_code=201, summary="Grant or adjust a player's credits")
     async def adjust(
@@ -227,9 +228,14 @@ class AdminController(Controller):
         data: JSONBody[api.AdjustBody],
     ) -> w.Adjusted:
         message = w.Adjust(
-            admin.user_id, data.user_id, data.amount, data.reason, data.kind, data.request_key
+            admin_id=admin.user_id,
+            user_id=data.user_id,
+            amount=data.amount,
+            reason=data.reason,
+            kind=data.kind,
+            request_key=data.request_key,
         )
-        return await forward(request, subjects.WALLET_ADJUST, message, w.Adjusted)
+        return await forward(request, endpoints.WALLET_ADJUST, message)
 
     @get("/host-requests", summary="Host access requests (pending by default)")
     async def host_requests(
@@ -241,7 +247,7 @@ class AdminController(Controller):
         offset: Offset = 0,
     ) -> a.HostRequestList:
         message = a.ListHostRequests(status=status, limit=limit, offset=offset)
-        return await forward(request, subjects.AUTH_LIST_HOST_REQUESTS, message, a.HostRequestList)
+        return await forward(request, endpoints.AUTH_LIST_HOST_REQUESTS, message)
 
     @post("/host-requests/{request_id:str}/decision", status_code=200)
     async def decide_host_request(
@@ -251,18 +257,22 @@ class AdminController(Controller):
         request_id: FromPath[str],
         data: JSONBody[api.DecisionBody],
     ) -> a.HostRequest:
-        message = a.DecideHostRequest(request_id, admin.user_id, data.approve, data.reason)
-        return await forward(request, subjects.AUTH_DECIDE_HOST_REQUEST, message, a.HostRequest)
+        message = a.DecideHostRequest(
+            request_id=request_id, admin_id=admin.user_id, approve=data.approve, reason=data.reason
+        )
+        return await forward(request, endpoints.AUTH_DECIDE_HOST_REQUEST, message)
 
     @get("/audit", summary="Check the ledger's books")
     async def audit(self, request: Request, admin: Claims) -> w.AuditReport:  # type: ignore[type-arg]
-        return await forward(request, subjects.WALLET_AUDIT, w.Audit(), w.AuditReport)
+        return await forward(request, endpoints.WALLET_AUDIT, w.Audit())
 
 
 @get("/api/config", tags=["meta"], summary="Public settings a client needs before sign-in")
 async def public_config(request: Request) -> api.PublicConfig:  # type: ignore[type-arg]
     settings: Settings = request.app.state.settings
-    return api.PublicConfig(settings.google_client_id, settings.welcome_grant)
+    return api.PublicConfig(
+        google_client_id=settings.google_client_id, welcome_grant=settings.welcome_grant
+    )
 
 
 @get("/healthz", tags=["meta"], summary="Liveness: 200 while NATS is connected")
@@ -280,23 +290,20 @@ _SLOW = frozenset({subjects.LOBBY_DEAL, subjects.LOBBY_CANCEL_TABLE})
 
 async def forward(
     request: Request,  # type: ignore[type-arg]
-    subject: str,
-    message: msgspec.Struct,
-    reply_type: type[T],
+    endpoint: Endpoint[Req, T],
+    message: Req,
 ) -> T:
     """Send the service message and hand back its reply (errors become HTTP errors)."""
-    if subject in _SLOW:
-        return await bus_request(
-            _nc(request), subject, message, reply_type, timeout=SLOW_REQUEST_SECONDS
-        )
-    return await bus_request(_nc(request), subject, message, reply_type)
+    if endpoint.subject in _SLOW:
+        return await bus_request(_nc(request), endpoint, message, timeout=SLOW_REQUEST_SECONDS)
+    return await bus_request(_nc(request), endpoint, message)
 
 
 TableId = Annotated[str, Parameter(min_length=1, max_length=64)]
 
 
 def caller(claims: AccessClaims) -> lb.Caller:
-    return lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
+    return lb.Caller(user_id=claims.user_id, display_name=claims.name, roles=tuple(claims.roles))
 
 
 def _may_read_record(claims: AccessClaims, table: lb.TableInfo, record: HandRecord) -> bool:
@@ -325,7 +332,7 @@ class TablesController(Controller):
         message = lb.ListTables(
             game=game, open_seats_only=open_seats, limit=limit, caller=caller(claims)
         )
-        return await forward(request, subjects.LOBBY_LIST_TABLES, message, lb.TableList)
+        return await forward(request, endpoints.LOBBY_LIST_TABLES, message)
 
     @post("/", status_code=201, summary="Create a table (hosts)")
     async def create(
@@ -335,10 +342,10 @@ class TablesController(Controller):
         data: JSONBody[api.CreateTableBody],
     ) -> lb.TableCreated:
         message = lb.CreateTable(
-            caller(claims), data.game, data.bet, data.ruleset, data.options,
-            data.private, data.chat_enabled,
+            caller=caller(claims), game=data.game, bet=data.bet, ruleset=data.ruleset,
+            options=data.options, private=data.private, chat_enabled=data.chat_enabled,
         )  # fmt: skip
-        return await forward(request, subjects.LOBBY_CREATE_TABLE, message, lb.TableCreated)
+        return await forward(request, endpoints.LOBBY_CREATE_TABLE, message)
 
     @get("/{table_id:str}", summary="One table")
     async def get_table(
@@ -349,8 +356,8 @@ class TablesController(Controller):
         invite_code: Annotated[str | None, QueryParameter(max_length=64)] = None,
     ) -> lb.TableInfo:
         # A private table: only for its host, players, admins, or with its invite code.
-        message = lb.GetTable(table_id, caller(claims), invite_code)
-        return await forward(request, subjects.LOBBY_GET_TABLE, message, lb.TableInfo)
+        message = lb.GetTable(table_id=table_id, caller=caller(claims), invite_code=invite_code)
+        return await forward(request, endpoints.LOBBY_GET_TABLE, message)
 
     @post("/{table_id:str}/sit", status_code=200, summary="Sit down (needs the max loss)")
     async def sit(
@@ -360,8 +367,10 @@ class TablesController(Controller):
         table_id: TableId,
         data: JSONBody[api.SitBody],
     ) -> lb.TableInfo:
-        message = lb.Sit(caller(claims), table_id, data.seat, data.invite_code)
-        return await forward(request, subjects.LOBBY_SIT, message, lb.TableInfo)
+        message = lb.Sit(
+            caller=caller(claims), table_id=table_id, seat=data.seat, invite_code=data.invite_code
+        )
+        return await forward(request, endpoints.LOBBY_SIT, message)
 
     @post("/{table_id:str}/leave", status_code=200, summary="Leave between hands")
     async def leave(
@@ -370,8 +379,8 @@ class TablesController(Controller):
         claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.Leave(caller(claims), table_id)
-        return await forward(request, subjects.LOBBY_LEAVE, message, lb.TableInfo)
+        message = lb.Leave(caller=caller(claims), table_id=table_id)
+        return await forward(request, endpoints.LOBBY_LEAVE, message)
 
     @post("/{table_id:str}/leave-after-hand", status_code=200)
     async def leave_after_hand(
@@ -381,8 +390,8 @@ class TablesController(Controller):
         table_id: TableId,
         data: JSONBody[api.LeaveAfterHandBody],
     ) -> lb.TableInfo:
-        message = lb.LeaveAfterHand(caller(claims), table_id, data.leave)
-        return await forward(request, subjects.LOBBY_LEAVE_AFTER_HAND, message, lb.TableInfo)
+        message = lb.LeaveAfterHand(caller=caller(claims), table_id=table_id, leave=data.leave)
+        return await forward(request, endpoints.LOBBY_LEAVE_AFTER_HAND, message)
 
     @post("/{table_id:str}/ready", status_code=200, summary="I am ready (with my entropy)")
     async def ready(
@@ -392,8 +401,10 @@ class TablesController(Controller):
         table_id: TableId,
         data: JSONBody[api.ReadyBody],
     ) -> lb.TableInfo:
-        message = lb.SetReady(caller(claims), table_id, data.ready, data.entropy)
-        return await forward(request, subjects.LOBBY_SET_READY, message, lb.TableInfo)
+        message = lb.SetReady(
+            caller=caller(claims), table_id=table_id, ready=data.ready, entropy=data.entropy
+        )
+        return await forward(request, endpoints.LOBBY_SET_READY, message)
 
     @post("/{table_id:str}/deal", status_code=200, summary="Deal the next hand (host)")
     async def deal(
@@ -402,8 +413,8 @@ class TablesController(Controller):
         claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.Deal(caller(claims), table_id)
-        return await forward(request, subjects.LOBBY_DEAL, message, lb.TableInfo)
+        message = lb.Deal(caller=caller(claims), table_id=table_id)
+        return await forward(request, endpoints.LOBBY_DEAL, message)
 
     @post("/{table_id:str}/remove", status_code=200, summary="Remove a player (host)")
     async def remove(
@@ -413,8 +424,8 @@ class TablesController(Controller):
         table_id: TableId,
         data: JSONBody[api.RemovePlayerBody],
     ) -> lb.TableInfo:
-        message = lb.RemovePlayer(caller(claims), table_id, data.seat)
-        return await forward(request, subjects.LOBBY_REMOVE_PLAYER, message, lb.TableInfo)
+        message = lb.RemovePlayer(caller=caller(claims), table_id=table_id, seat=data.seat)
+        return await forward(request, endpoints.LOBBY_REMOVE_PLAYER, message)
 
     @post("/{table_id:str}/end", status_code=200, summary="End the table between hands (host)")
     async def end(
@@ -423,8 +434,8 @@ class TablesController(Controller):
         claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.EndTable(caller(claims), table_id)
-        return await forward(request, subjects.LOBBY_END_TABLE, message, lb.TableInfo)
+        message = lb.EndTable(caller=caller(claims), table_id=table_id)
+        return await forward(request, endpoints.LOBBY_END_TABLE, message)
 
     @post("/{table_id:str}/cancel", status_code=200, summary="Cancel now; voids the hand (host)")
     async def cancel(
@@ -433,8 +444,8 @@ class TablesController(Controller):
         claims: Claims,
         table_id: TableId,
     ) -> lb.TableInfo:
-        message = lb.CancelTable(caller(claims), table_id)
-        return await forward(request, subjects.LOBBY_CANCEL_TABLE, message, lb.TableInfo)
+        message = lb.CancelTable(caller=caller(claims), table_id=table_id)
+        return await forward(request, endpoints.LOBBY_CANCEL_TABLE, message)
 
     @get("/{table_id:str}/hands/{hand_id:str}", summary="A finished hand's record (to verify)")
     async def hand_record(
@@ -449,11 +460,9 @@ class TablesController(Controller):
         Anyone else is answered as if there were no such hand."""
         missing = RemoteError(codes.NOT_FOUND, f"no hand {hand_id} at table {table_id}")
         # No caller: the whole table whoever asks (the record's players decide below).
-        table = await forward(
-            request, subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo
-        )
+        table = await forward(request, endpoints.LOBBY_GET_TABLE, lb.GetTable(table_id=table_id))
         record = await forward(
-            request, subjects.engine_record(table.game), GetHandRecord(hand_id), HandRecord
+            request, endpoints.engine_record(table.game), GetHandRecord(hand_id=hand_id)
         )
         if record.table_id != table_id or not _may_read_record(claims, table, record):
             raise missing
@@ -467,8 +476,8 @@ class TablesController(Controller):
         table_id: TableId,
         data: JSONBody[api.ChatSettingBody],
     ) -> lb.TableInfo:
-        message = lb.SetChat(caller(claims), table_id, data.enabled)
-        return await forward(request, subjects.LOBBY_SET_CHAT, message, lb.TableInfo)
+        message = lb.SetChat(caller=caller(claims), table_id=table_id, enabled=data.enabled)
+        return await forward(request, endpoints.LOBBY_SET_CHAT, message)
 
 
 _MESSAGE_SCHEMA: dict[str, object] = {}

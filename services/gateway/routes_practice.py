@@ -13,7 +13,7 @@ from litestar.params import JSONBody
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import request as bus_request
-from kalaro.proto import api, subjects
+from kalaro.proto import api, endpoints
 from kalaro.proto import lobby as lb
 from services.gateway.routes import Claims, TableId, caller, provide_claims
 
@@ -35,10 +35,12 @@ class PracticeController(Controller):
         claims: Claims,
         data: JSONBody[api.PracticeBody],
     ) -> lb.TableCreated:
-        message = lb.CreatePractice(caller(claims), data.game, data.ruleset, data.options)
+        message = lb.CreatePractice(
+            caller=caller(claims), game=data.game, ruleset=data.ruleset, options=data.options
+        )
         nc: NATS = request.app.state.nc
         return await bus_request(
-            nc, subjects.LOBBY_CREATE_PRACTICE, message, lb.TableCreated,
+            nc, endpoints.LOBBY_CREATE_PRACTICE, message,
             timeout=BOTS_REQUEST_SECONDS,
         )  # fmt: skip
 
@@ -50,8 +52,6 @@ class PracticeController(Controller):
         table_id: TableId,
         data: JSONBody[api.AddBotBody],
     ) -> lb.TableInfo:
-        message = lb.AddBot(caller(claims), table_id, data.seat)
+        message = lb.AddBot(caller=caller(claims), table_id=table_id, seat=data.seat)
         nc: NATS = request.app.state.nc
-        return await bus_request(
-            nc, subjects.LOBBY_ADD_BOT, message, lb.TableInfo, timeout=BOTS_REQUEST_SECONDS
-        )
+        return await bus_request(nc, endpoints.LOBBY_ADD_BOT, message, timeout=BOTS_REQUEST_SECONDS)

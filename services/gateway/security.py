@@ -20,8 +20,8 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, request
 from kalaro.bus.redislink import RedisError, RedisLink
+from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
-from kalaro.proto import subjects
 from kalaro.proto.auth import GetPublicKeys, PublicKeys
 from kalaro.tokens import AccessClaims, TokenError, revoked_key, verify_access_token
 
@@ -40,9 +40,7 @@ class KeyCache:
         async with self._lock:
             stale = time.monotonic() - self._fetched_at > _REFETCH_SECONDS
             if self._keys is None or (refresh and stale):
-                self._keys = await request(
-                    self._nc, subjects.AUTH_PUBLIC_KEYS, GetPublicKeys(), PublicKeys
-                )
+                self._keys = await request(self._nc, endpoints.AUTH_PUBLIC_KEYS, GetPublicKeys())
                 self._fetched_at = time.monotonic()
             return self._keys
 

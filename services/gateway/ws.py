@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, assert_never
 from urllib.parse import parse_qs
 
 import msgspec
@@ -23,14 +22,15 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError
 from kalaro.bus import request as bus_request
+from kalaro.logs import new_request_id
+from kalaro.proto import endpoints
 from kalaro.proto import engine as e
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import subjects
 from kalaro.proto import ws as w
 from kalaro.tokens import AccessClaims, TokenError
 from services.gateway.hub import Connection, Hub
-from services.gateway.limits import MAX_BODY_BYTES, MAX_DEPTH, scan, too_deep
+from services.gateway.limits import MAX_BODY_BYTES, MAX_DEPTH, TokenBucket, scan, too_deep
 from services.gateway.routes import SLOW_REQUEST_SECONDS
 from services.gateway.security import KeyCache
 
@@ -39,6 +39,7 @@ log = logging.getLogger("kalaro.gateway.ws")
 IDLE_HEARTBEATS = 3  # a socket that sends nothing for this many heartbeats is closed
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40.0
+INBOX_LIMIT = 64  # frames waiting to be handled; more is refused as rate_limited
 
 # Plain ASGI shapes (Litestar's TypedDicts are stricter than this handler needs).
 Scope = dict[str, Any]
@@ -70,95 +71,154 @@ def _ref_of(raw: bytes) -> int | None:
 _encode = msgspec.json.Encoder().encode
 
 
-class TokenBucket:
-    def __init__(self, rate: float = RATE_PER_SECOND, burst: float = RATE_BURST) -> None:
-        self.rate = rate
-        self.burst = burst
-        self.tokens = burst
-        self.stamp = time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-
 class Session:
-    """The frames of one socket, handled with the gateway's shared dependencies."""
+    """The frames of one socket, handled with the gateway's shared dependencies.
+
+    Whatever serves the socket (:mod:`services.gateway.wsserver`, or the ASGI endpoint
+    below when compression is on) hands each message to :meth:`received` and calls
+    :meth:`end` once when the socket is gone. Frames are handled one at a time, in
+    order, by a task that exists only while frames wait: an idle socket has none.
+    """
+
+    __slots__ = ("_handler", "_inbox", "bucket", "caller", "conn", "hub", "nc")
 
     def __init__(self, nc: NATS, hub: Hub, conn: Connection, claims: AccessClaims) -> None:
         self.nc = nc
         self.hub = hub
         self.conn = conn
-        self.caller = lb.Caller(claims.user_id, claims.name, tuple(claims.roles))
+        self.caller = lb.Caller(
+            user_id=claims.user_id, display_name=claims.name, roles=tuple(claims.roles)
+        )
+        self.bucket = TokenBucket(RATE_PER_SECOND, RATE_BURST)
+        # Frames waiting for the handler: decoded, or raw while the handler was busy.
+        self._inbox: list[w.AnyClientFrame | bytes] = []
+        self._handler: asyncio.Task[None] | None = None
 
     def send(self, frame: w.ServerFrame) -> None:
         self.conn.push(_encode(frame))
 
-    async def handle(self, raw: bytes) -> None:
+    def received(self, raw: bytes) -> None:
+        """A message from the client: rate-limited here, handled in arrival order.
+
+        With nothing waiting before it, the message is decoded at once, and a ping (an
+        idle socket's only traffic: one per heartbeat) is answered at once, with no task.
+        """
+        allowed = self.bucket.take() and len(self._inbox) < INBOX_LIMIT
+        self.conn.last_heard = self.bucket.stamp  # take() has just read the clock
+        if not allowed:
+            # Answer the request's ref, so the client fails fast instead of waiting.
+            message = "too many frames; slow down"
+            self.send(w.Error(code=codes.RATE_LIMITED, message=message, ref=_ref_of(raw)))
+            return
+        if self._handler is not None:
+            self._inbox.append(raw)  # decoded in turn, after what waits before it
+            return
+        frame = self.decode(raw)
+        if frame is None:
+            return
+        if type(frame) is w.Ping:
+            self.send(w.Pong(ref=frame.ref))
+            return
+        self._inbox.append(frame)
+        self._handler = asyncio.create_task(self._handle_inbox())
+
+    async def _handle_inbox(self) -> None:
+        try:
+            while self._inbox and not self.conn.closed.is_set():
+                item = self._inbox.pop(0)
+                frame = self.decode(item) if isinstance(item, bytes) else item
+                if frame is not None:
+                    await self.handle(frame)
+        except Exception:
+            # A bug, not a bad frame (those get error frames): end this socket only.
+            log.exception("a frame from %s failed; closing its socket", self.conn.user_id)
+            self.conn.close_code = 1011
+            self.conn.close()
+        finally:
+            self._handler = None
+
+    async def end(self) -> None:
+        """The socket is gone: stop handling its frames, leave its tables, stop writing."""
+        if self._handler is not None:
+            self._handler.cancel()
+        self._inbox.clear()
+        self.hub.connections.discard(self.conn)
+        self.conn.on_close = None  # closing is under way: nothing more to stop
+        self.conn.close()
+        await self.hub.leave_all(self.conn)
+        await self.conn.wait_closed()
+
+    def decode(self, raw: bytes) -> w.AnyClientFrame | None:
+        """The frame, or None when it was refused (an error frame says why)."""
         if len(raw) > MAX_BODY_BYTES:
             log.warning("refused a %d-byte frame from %s", len(raw), self.conn.user_id)
-            self.send(w.Error(codes.BAD_REQUEST, f"frame larger than {MAX_BODY_BYTES} bytes"))
-            return
+            self.send(
+                w.Error(code=codes.BAD_REQUEST, message=f"frame larger than {MAX_BODY_BYTES} bytes")
+            )
+            return None
         if too_deep(raw):
             log.warning("refused a frame nested too deep from %s", self.conn.user_id)
             message = f"frame nested deeper than {MAX_DEPTH} levels"
-            self.send(w.Error(codes.BAD_REQUEST, message, scan(raw)[1]))
-            return
+            self.send(w.Error(code=codes.BAD_REQUEST, message=message, ref=scan(raw)[1]))
+            return None
         try:
-            frame = _frames.decode(raw)
+            return _frames.decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            self.send(w.Error(codes.BAD_REQUEST, f"malformed frame: {exc}", _ref_of(raw)))
-            return
+            self.send(
+                w.Error(code=codes.BAD_REQUEST, message=f"malformed frame: {exc}", ref=_ref_of(raw))
+            )
+            return None
+
+    async def handle(self, frame: w.AnyClientFrame) -> None:
+        new_request_id()  # this frame's id, for log lines here and in the services
         try:
             await self.dispatch(frame)
         except RemoteError as exc:
-            self.send(w.Error(exc.code, exc.message, getattr(frame, "ref", None)))
+            self.send(w.Error(code=exc.code, message=exc.message, ref=getattr(frame, "ref", None)))
 
     async def dispatch(self, frame: w.AnyClientFrame) -> None:
         match frame:
             case w.Ping(ref=ref):
-                self.send(w.Pong(ref))
+                self.send(w.Pong(ref=ref))
             case w.Subscribe(table_id=table_id, ref=ref, invite_code=invite_code):
                 await self.subscribe(table_id, ref, invite_code)
             case w.Unsubscribe(table_id=table_id, ref=ref):
                 await self.hub.leave(self.conn, table_id)
-                self.send(w.Unsubscribed(table_id, ref))
+                self.send(w.Unsubscribed(table_id=table_id, ref=ref))
             case w.Resync(table_id=table_id, ref=ref):
                 self.require_subscribed(table_id)
                 await self.send_view(table_id)
             case w.Act(table_id=table_id, version=version, action=action, ref=ref):
                 await self.act(table_id, version, action, ref)
             case w.Ready(table_id=table_id, ready=ready, entropy=entropy, ref=ref):
-                ready_ = lb.SetReady(self.caller, table_id, ready, entropy)
-                await bus_request(self.nc, subjects.LOBBY_SET_READY, ready_, lb.TableInfo)
-                self.send(w.Ack(ref))
-            case w.Deal(table_id=table_id, ref=ref):
-                deal = lb.Deal(self.caller, table_id)
-                await bus_request(
-                    self.nc, subjects.LOBBY_DEAL, deal, lb.TableInfo, timeout=SLOW_REQUEST_SECONDS
+                ready_ = lb.SetReady(
+                    caller=self.caller, table_id=table_id, ready=ready, entropy=entropy
                 )
-                self.send(w.Ack(ref))
+                await bus_request(self.nc, endpoints.LOBBY_SET_READY, ready_)
+                self.send(w.Ack(ref=ref))
+            case w.Deal(table_id=table_id, ref=ref):
+                deal = lb.Deal(caller=self.caller, table_id=table_id)
+                await bus_request(self.nc, endpoints.LOBBY_DEAL, deal, timeout=SLOW_REQUEST_SECONDS)
+                self.send(w.Ack(ref=ref))
             case w.Chat(table_id=table_id, text=text, ref=ref):
                 self.require_subscribed(table_id)
-                message = lb.SendChat(self.caller, table_id, text)
-                await bus_request(self.nc, subjects.LOBBY_SEND_CHAT, message, lb.ChatSent)
-                self.send(w.Ack(ref))
+                message = lb.SendChat(caller=self.caller, table_id=table_id, text=text)
+                await bus_request(self.nc, endpoints.LOBBY_SEND_CHAT, message)
+                self.send(w.Ack(ref=ref))
+            case _:
+                # A frame type added to AnyClientFrame without a case here fails mypy.
+                assert_never(frame)
 
     def require_subscribed(self, table_id: str) -> None:
         if table_id not in self.conn.seats or self.hub.feed(table_id) is None:
-            raise RemoteError("not_subscribed", f"subscribe to table {table_id} first")
+            raise RemoteError(codes.NOT_SUBSCRIBED, f"subscribe to table {table_id} first")
 
     async def subscribe(self, table_id: str, ref: int | None, invite_code: str | None) -> None:
         # The lobby answers a private table only to those who may watch it.
-        message = lb.GetTable(table_id, self.caller, invite_code)
-        table = await bus_request(self.nc, subjects.LOBBY_GET_TABLE, message, lb.TableInfo)
+        message = lb.GetTable(table_id=table_id, caller=self.caller, invite_code=invite_code)
+        table = await bus_request(self.nc, endpoints.LOBBY_GET_TABLE, message)
         seat = await self.hub.join(self.conn, table)
-        self.send(w.Subscribed(table, seat, ref))
+        self.send(w.Subscribed(table=table, seat=seat, ref=ref))
         if table.hand_id is not None:
             await self.send_view(table_id)
 
@@ -167,9 +227,11 @@ class Session:
         if feed is None:
             return
         seat = self.conn.seats.get(table_id)
-        message = e.GetView(table_id, self.conn.user_id if seat is not None else None)
+        message = e.GetView(
+            table_id=table_id, user_id=self.conn.user_id if seat is not None else None
+        )
         try:
-            view = await bus_request(self.nc, subjects.engine_view(feed.game), message, w.HandView)
+            view = await bus_request(self.nc, endpoints.engine_view(feed.game), message)
         except RemoteError as exc:
             if exc.code == codes.NOT_FOUND:  # no hand in progress: nothing to show
                 return
@@ -182,9 +244,14 @@ class Session:
         self.require_subscribed(table_id)
         feed = self.hub.feed(table_id)
         assert feed is not None
-        message = e.Act(table_id, self.conn.user_id, version, msgspec.Raw(_encode(action)))
-        acted = await bus_request(self.nc, subjects.engine_act(feed.game), message, e.Acted)
-        self.send(w.Ack(ref, acted.version))
+        message = e.Act(
+            table_id=table_id,
+            user_id=self.conn.user_id,
+            version=version,
+            action=msgspec.Raw(_encode(action)),
+        )
+        acted = await bus_request(self.nc, endpoints.engine_act(feed.game), message)
+        self.send(w.Ack(ref=ref, version=acted.version))
 
 
 #: The subprotocol a client names to pass its token in ``Sec-WebSocket-Protocol``
@@ -192,41 +259,67 @@ class Session:
 BEARER_PROTOCOL = "kalaro.bearer"
 
 
-def _token(scope: Scope) -> tuple[str, str | None]:
+def bearer_token(
+    headers: Iterable[tuple[bytes, bytes]], subprotocols: Iterable[str], query_string: bytes
+) -> tuple[str, str | None]:
     """The access token, and the subprotocol to accept with (when it came as one).
 
     In order: ``Sec-WebSocket-Protocol: kalaro.bearer, <token>``, an ``Authorization:
     Bearer`` header, then ``?token=`` (kept for older clients; the access log redacts it).
+    Header names are lower case, as in an ASGI scope.
     """
     authorization = ""
-    for name, value in scope.get("headers", []):
+    for name, value in headers:
         if name == b"authorization":
             scheme, _, token = value.decode("latin-1").partition(" ")
             authorization = token.strip() if scheme.lower() == "bearer" else ""
-    offered = [str(p) for p in scope.get("subprotocols", [])]
+    offered = [str(p) for p in subprotocols]
     if BEARER_PROTOCOL in offered:
         rest = [p for p in offered if p != BEARER_PROTOCOL]
         if rest:
             return rest[0], BEARER_PROTOCOL
     if authorization:
         return authorization, None
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    query = parse_qs(query_string.decode("latin-1"))
     if query.get("token"):
         return str(query["token"][0]), None
     return "", None
 
 
+def open_session(
+    state: Any,
+    claims: AccessClaims,
+    send: Callable[[bytes], Awaitable[None]],
+    write_now: Callable[[list[bytes]], bool] | None,
+    on_close: Callable[[], None],
+) -> Session:
+    """A signed-in socket joins the hub and is welcomed (``state``: the app's state)."""
+    conn = Connection(claims.user_id, claims.name, send, claims.session, write_now)
+    conn.on_close = on_close
+    conn.start()
+    hub: Hub = state.hub
+    hub.connections.add(conn)
+    session = Session(state.nc, hub, conn, claims)
+    session.send(
+        w.Welcome(user_id=claims.user_id, heartbeat_seconds=state.settings.ws_heartbeat_seconds)
+    )
+    return session
+
+
 @asgi("/ws", copy_scope=False)
 async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-    """The socket, as a plain ASGI app: frames are forwarded with no framework layer
-    in between (the fan-out's hot path is ``send``)."""
+    """The socket through ASGI: used when uvicorn serves ``/ws`` itself, which it does
+    only with compression on (``ws_compression``); otherwise :mod:`wsserver` takes the
+    upgrade and this answers plain HTTP requests to ``/ws`` with 426."""
     if scope["type"] != "websocket":
         await send({"type": "http.response.start", "status": 426, "headers": []})
         await send({"type": "http.response.body", "body": b"use a WebSocket"})
         return
     if (await receive())["type"] != "websocket.connect":
         return
-    token, subprotocol = _token(scope)
+    token, subprotocol = bearer_token(
+        scope.get("headers", []), scope.get("subprotocols", []), scope.get("query_string", b"")
+    )
     accept: dict[str, Any] = {"type": "websocket.accept"}
     if subprotocol is not None:
         accept["subprotocol"] = subprotocol
@@ -236,7 +329,7 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     try:
         claims = await keys.verify(token)
     except (TokenError, RemoteError) as exc:
-        text = _encode(w.Error(exc.code, exc.message)).decode()
+        text = _encode(w.Error(code=exc.code, message=exc.message)).decode()
         await send({"type": "websocket.send", "text": text})
         await send({"type": "websocket.close", "code": 4401, "reason": exc.code})
         return
@@ -244,37 +337,26 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     async def send_frame(frame: bytes) -> None:
         await send({"type": "websocket.send", "text": frame.decode()})
 
-    conn = Connection(claims.user_id, claims.name, send_frame, claims.session)
-    conn.reader = asyncio.current_task()  # closing the connection (slow, idle) ends us
-    conn.start()
-    hub: Hub = state.hub
-    hub.connections.add(conn)
-    session = Session(state.nc, hub, conn, claims)
-    session.send(w.Welcome(claims.user_id, state.settings.ws_heartbeat_seconds))
-    bucket = TokenBucket()
+    reader = asyncio.current_task()
+    assert reader is not None
+
+    def stop_reading() -> None:
+        # Closing the connection (slow, idle, signed out) cancels this task: it says goodbye.
+        reader.cancel()
+
+    session = open_session(state, claims, send_frame, None, stop_reading)
+    conn = session.conn
     try:
         while True:
             message = await receive()
             if message["type"] == "websocket.disconnect":
                 return
-            allowed = bucket.take()
-            conn.last_heard = bucket.stamp  # take() has just read the clock
             data = message.get("text")
-            raw = data.encode() if data is not None else (message.get("bytes") or b"")
-            if not allowed:
-                # Answer the request's ref, so the client fails fast instead of waiting.
-                session.send(w.Error("rate_limited", "too many frames; slow down", _ref_of(raw)))
-                continue
-            await session.handle(raw)
+            session.received(data.encode() if data is not None else (message.get("bytes") or b""))
     except asyncio.CancelledError:
         if not conn.closed.is_set():
             raise  # the server is stopping, not this socket
-        # Too slow, silent too long, or signed out (see Connection.close): say goodbye.
         with contextlib.suppress(Exception):
             await send({"type": "websocket.close", "code": conn.close_code})
     finally:
-        conn.reader = None  # cleaning up must not cancel this task
-        hub.connections.discard(conn)
-        conn.close()
-        await hub.leave_all(conn)
-        await conn.wait_closed()
+        await session.end()

@@ -7,8 +7,10 @@ import contextlib
 import logging
 
 from kalaro.bus.jetstream import DurableConsumer
-from kalaro.bus.runner import connect, run_until_stopped, serve
+from kalaro.bus.runner import connect, redis_ready, run_until_stopped, serve, streams_ready
 from kalaro.bus.store import connect_redis
+from kalaro.logs import setup as setup_logs
+from kalaro.proto import subjects
 from kalaro.settings import Settings, load_settings
 from services.lobby.service import SERVICE_NAME, build_service, start_hands_consumer
 from services.lobby.tables import Lobby
@@ -29,6 +31,7 @@ async def sweep(
     cancels_every: float = CANCEL_RETRY_SECONDS,
 ) -> None:
     """Until cancelled: retry unconfirmed hand cancels (:meth:`Lobby.retry_cancels`),
+    rescue deals a replica died in (:meth:`Lobby.rescue_stale_deals`),
     downgrade presence whose time is up (:meth:`Lobby.sweep_presence`: reconnecting →
     offline, gateways gone silent forgotten) and end idle practice tables
     (:meth:`Lobby.end_idle_practice`)."""
@@ -40,6 +43,10 @@ async def sweep(
             await lobby.retry_cancels()
         except Exception:
             log.warning("retrying hand cancels failed; retrying", exc_info=True)
+        try:
+            await lobby.rescue_stale_deals()
+        except Exception:
+            log.warning("rescuing interrupted deals failed; retrying", exc_info=True)
         try:
             await lobby.sweep_presence()
         except Exception:
@@ -54,7 +61,7 @@ async def sweep(
 
 
 async def run(settings: Settings) -> None:
-    redis = connect_redis(settings.redis_url)
+    redis = connect_redis(settings.redis_url, settings)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
         lobby = Lobby(
@@ -84,6 +91,11 @@ async def run(settings: Settings) -> None:
             build_service(lobby),
             nc,
             health_port=settings.health_port,
+            health_host=settings.health_host,
+            checks={
+                "redis": redis_ready(redis),
+                "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM]),
+            },
             on_start=on_start,
             on_stop=on_stop,
         )
@@ -92,9 +104,7 @@ async def run(settings: Settings) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logs("lobby")
     run_until_stopped(run(load_settings()))
 
 

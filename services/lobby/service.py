@@ -11,25 +11,9 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import Service
 from kalaro.bus.jetstream import DurableConsumer, ensure_stream
-from kalaro.proto import subjects
+from kalaro.proto import endpoints, subjects
 from kalaro.proto.lobby import (
-    AddBot,
-    CancelTable,
-    CreatePractice,
-    CreateTable,
-    Deal,
-    EndTable,
-    GetTable,
     HandFinished,
-    Leave,
-    LeaveAfterHand,
-    ListTables,
-    RemovePlayer,
-    ReportPresence,
-    SendChat,
-    SetChat,
-    SetReady,
-    Sit,
 )
 from kalaro.settings import Settings
 from services.lobby.tables import Lobby
@@ -40,22 +24,24 @@ SERVICE_NAME = "lobby"
 def build_service(lobby: Lobby) -> Service:
     """The lobby's request/reply endpoints, served on the ``lobby`` queue group."""
     service = Service(SERVICE_NAME)
-    service.add(subjects.LOBBY_CREATE_TABLE, CreateTable, lobby.create_table)
-    service.add(subjects.LOBBY_LIST_TABLES, ListTables, lobby.list_tables)
-    service.add(subjects.LOBBY_GET_TABLE, GetTable, lobby.get_table)
-    service.add(subjects.LOBBY_SIT, Sit, lobby.sit)
-    service.add(subjects.LOBBY_LEAVE, Leave, lobby.leave)
-    service.add(subjects.LOBBY_LEAVE_AFTER_HAND, LeaveAfterHand, lobby.leave_after_hand)
-    service.add(subjects.LOBBY_SET_READY, SetReady, lobby.set_ready)
-    service.add(subjects.LOBBY_REMOVE_PLAYER, RemovePlayer, lobby.remove_player)
-    service.add(subjects.LOBBY_DEAL, Deal, lobby.deal)
-    service.add(subjects.LOBBY_END_TABLE, EndTable, lobby.end_table)
-    service.add(subjects.LOBBY_CANCEL_TABLE, CancelTable, lobby.cancel_table)
-    service.add(subjects.LOBBY_SET_CHAT, SetChat, lobby.set_chat)
-    service.add(subjects.LOBBY_SEND_CHAT, SendChat, lobby.send_chat)
-    service.add(subjects.LOBBY_CREATE_PRACTICE, CreatePractice, lobby.create_practice)
-    service.add(subjects.LOBBY_ADD_BOT, AddBot, lobby.add_bot)
-    service.add(subjects.LOBBY_PRESENCE, ReportPresence, lobby.report_presence)
+    service.add(endpoints.LOBBY_CREATE_TABLE, lobby.create_table)
+    service.add(endpoints.LOBBY_LIST_TABLES, lobby.list_tables)
+    service.add(endpoints.LOBBY_GET_TABLE, lobby.get_table)
+    service.add(endpoints.LOBBY_SIT, lobby.sit)
+    service.add(endpoints.LOBBY_LEAVE, lobby.leave)
+    service.add(endpoints.LOBBY_LEAVE_AFTER_HAND, lobby.leave_after_hand)
+    service.add(endpoints.LOBBY_SET_READY, lobby.set_ready)
+    service.add(endpoints.LOBBY_REMOVE_PLAYER, lobby.remove_player)
+    service.add(endpoints.LOBBY_ALLOW_BACK, lobby.allow_back)
+    service.add(endpoints.LOBBY_INVITE_CODE, lobby.invite_code)
+    service.add(endpoints.LOBBY_DEAL, lobby.deal)
+    service.add(endpoints.LOBBY_END_TABLE, lobby.end_table)
+    service.add(endpoints.LOBBY_CANCEL_TABLE, lobby.cancel_table)
+    service.add(endpoints.LOBBY_SET_CHAT, lobby.set_chat)
+    service.add(endpoints.LOBBY_SEND_CHAT, lobby.send_chat)
+    service.add(endpoints.LOBBY_CREATE_PRACTICE, lobby.create_practice)
+    service.add(endpoints.LOBBY_ADD_BOT, lobby.add_bot)
+    service.add(endpoints.LOBBY_PRESENCE, lobby.report_presence)
 
     async def hand_finished(event: HandFinished) -> HandFinished:
         # The engine's direct copy of the stream's event (see the engine worker's
@@ -63,7 +49,7 @@ def build_service(lobby: Lobby) -> Service:
         await lobby.hand_finished(event)
         return event
 
-    service.add(subjects.LOBBY_HAND_FINISHED, HandFinished, hand_finished)
+    service.add(endpoints.LOBBY_HAND_FINISHED, hand_finished)
     return service
 
 

@@ -1,6 +1,9 @@
 """The wallet service: a double-entry credit ledger in SQL, served over NATS.
 
-:mod:`~services.wallet.ledger` holds the operations as plain async functions,
+:mod:`~services.wallet.ledger` holds the operations as plain async functions (the
+money rules they apply are pure, in :mod:`~services.wallet.rules` and
+:mod:`~services.wallet.outcomes`; their SQL is in :mod:`~services.wallet.store` and
+:mod:`~services.wallet.hand_store`),
 :mod:`~services.wallet.schema` the tables and migrations, and
 :mod:`~services.wallet.service` wires them to subjects and JetStream consumers.
 Run it with ``python -m services.wallet``.

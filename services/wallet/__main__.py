@@ -8,7 +8,9 @@ import logging
 import sys
 
 from kalaro.bus.jetstream import DurableConsumer
-from kalaro.bus.runner import connect, run_until_stopped, serve
+from kalaro.bus.runner import connect, database_ready, run_until_stopped, serve, streams_ready
+from kalaro.logs import setup as setup_logs
+from kalaro.proto import subjects
 from kalaro.settings import Settings, load_settings, production_problem
 from kalaro.sql import create_engine
 from services.wallet.reconciler import Reconciler
@@ -56,17 +58,25 @@ async def run(settings: Settings) -> None:
                     await task
             await stop_consumers(consumers)
 
+        checks = {
+            "database": database_ready(engine),
+            "jetstream": streams_ready(nc, [subjects.RESULTS_STREAM, subjects.EVENTS_STREAM]),
+        }
         await serve(
-            service, nc, health_port=settings.health_port, on_start=on_start, on_stop=on_stop
+            service,
+            nc,
+            health_port=settings.health_port,
+            health_host=settings.health_host,
+            checks=checks,
+            on_start=on_start,
+            on_stop=on_stop,
         )
     finally:
         await engine.dispose()
 
 
 def main() -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logs("wallet")
     settings = load_settings()
     problem = production_problem(settings)
     if problem is not None:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Literal, assert_never
 
 from nats.aio.client import Client as NATS
 from prometheus_client import Gauge
@@ -34,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus import RemoteError, ServiceError, request
 from kalaro.games.registry import game_names
-from kalaro.proto import subjects
+from kalaro.proto import endpoints
 from kalaro.proto.engine import GetHandOutcome, HandOutcomeReport
 from kalaro.proto.wallet import Payment
 from services.wallet import ledger
@@ -92,11 +92,13 @@ def decide(
         case "unknown":
             old = (now - hand.placed_at).total_seconds() >= release_after
             return "release" if old else "wait"
+        case _:
+            assert_never(report.status)
 
 
 def payments_of(report: HandOutcomeReport) -> tuple[Payment, ...]:
     return tuple(
-        Payment(user_id, credits)
+        Payment(user_id=user_id, amount=credits)
         for user_id, credits in zip(report.players, report.payments, strict=True)
     )
 
@@ -188,9 +190,8 @@ class Reconciler:
             try:
                 report = await request(
                     self._nc,
-                    subjects.engine_outcome(game),
+                    endpoints.engine_outcome(game),
                     GetHandOutcome(table_id=hand.table_id, hand_id=hand.hand_id),
-                    HandOutcomeReport,
                     timeout=self._timeout,
                 )
             except RemoteError as exc:
@@ -223,3 +224,5 @@ class Reconciler:
                 )
                 log.warning("hand %s: %s", hand_id, why)
                 await ledger.void(self._engine, hand_id, hand.table_id, why=why, actor="reconciler")
+            case _:
+                assert_never(step)

@@ -23,12 +23,13 @@ from typing import Any, assert_never
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
+from prometheus_client import Histogram
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus import Service, ServiceError
-from kalaro.bus.jetstream import DurableConsumer, ensure_stream
+from kalaro.bus.jetstream import DurableConsumer, batch_ages, ensure_stream, message_age
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
-from kalaro.proto import subjects
 from kalaro.proto.auth import UserRegistered
 from kalaro.proto.wallet import (
     Adjust,
@@ -59,6 +60,12 @@ from services.wallet import ledger
 log = logging.getLogger("kalaro.wallet")
 
 SERVICE_NAME = "wallet"
+
+SETTLEMENT_LAG = Histogram(
+    "kalaro_settlement_lag_seconds",
+    "From a hand's result reaching JetStream (the hand finished) to its settlement",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
 
 
 def build_service(engine: AsyncEngine, settings: Settings) -> Service:
@@ -110,17 +117,17 @@ def build_service(engine: AsyncEngine, settings: Settings) -> Service:
     async def audit(_req: Audit) -> AuditReport:
         return await ledger.audit(engine)
 
-    service.add(subjects.WALLET_WELCOME_GRANT, WelcomeGrant, welcome)
-    service.add(subjects.WALLET_BALANCE, GetBalance, balance)
-    service.add(subjects.WALLET_HISTORY, GetHistory, history)
-    service.add(subjects.WALLET_REQUEST_CREDITS, RequestCredits, request_credits)
-    service.add(subjects.WALLET_LIST_CREDIT_REQUESTS, ListCreditRequests, list_requests)
-    service.add(subjects.WALLET_DECIDE_CREDIT_REQUEST, DecideCreditRequest, decide)
-    service.add(subjects.WALLET_ADJUST, Adjust, adjust)
-    service.add(subjects.WALLET_PLACE_HOLDS, PlaceHolds, place_holds)
-    service.add(subjects.WALLET_SETTLE, SettleHand, settle)
-    service.add(subjects.WALLET_VOID, VoidHand, void)
-    service.add(subjects.WALLET_AUDIT, Audit, audit)
+    service.add(endpoints.WALLET_WELCOME_GRANT, welcome)
+    service.add(endpoints.WALLET_BALANCE, balance)
+    service.add(endpoints.WALLET_HISTORY, history)
+    service.add(endpoints.WALLET_REQUEST_CREDITS, request_credits)
+    service.add(endpoints.WALLET_LIST_CREDIT_REQUESTS, list_requests)
+    service.add(endpoints.WALLET_DECIDE_CREDIT_REQUEST, decide)
+    service.add(endpoints.WALLET_ADJUST, adjust)
+    service.add(endpoints.WALLET_PLACE_HOLDS, place_holds)
+    service.add(endpoints.WALLET_SETTLE, settle)
+    service.add(endpoints.WALLET_VOID, void)
+    service.add(endpoints.WALLET_AUDIT, audit)
     return service
 
 
@@ -144,6 +151,13 @@ async def ensure_streams(js: JetStreamContext, settings: Settings | None = None)
     await ensure_stream(js, subjects.EVENTS_STREAM, settings=settings)
 
 
+def _log_refusal(what: str, exc: ServiceError, message: Any) -> None:
+    """A ledger refusal is final: logged here, and the message acknowledged."""
+    if exc.code == codes.CONFLICT:
+        return  # a second outcome for a hand: the ledger has logged why, once
+    log.error("%s refused for good, acknowledged: %s: %r", what, exc, message)
+
+
 def _acking_refusals(
     what: str, handle: Callable[[Any], Awaitable[object]]
 ) -> Callable[[Any], Awaitable[None]]:
@@ -153,11 +167,48 @@ def _acking_refusals(
         try:
             await handle(message)
         except ServiceError as exc:
-            if exc.code == codes.CONFLICT:
-                return  # a second outcome for a hand: the ledger has logged why, once
-            log.error("%s refused for good, acknowledged: %s: %r", what, exc, message)
+            _log_refusal(what, exc, message)
 
     return handler
+
+
+def _outcome_batches(
+    engine: AsyncEngine,
+) -> Callable[[list[HandOutcome]], Awaitable[list[BaseException | None]]]:
+    """The results consumer's batch handler: every outcome of a fetch in one transaction.
+
+    The consumer acks each message only after this returns, i.e. after the commit; a
+    crash in between redelivers them and the ledger's ``outcome:<hand>`` keys make the
+    repeat change nothing. Should the batch itself fail (not a refusal: say a row that
+    breaks a constraint), each outcome is applied on its own, so one bad message cannot
+    hold up the others, and only what fails again is redelivered.
+    """
+    single = _acking_refusals("hand outcome", lambda m: apply_outcome(engine, m))
+
+    async def handle(messages: list[HandOutcome]) -> list[BaseException | None]:
+        try:
+            answers = await ledger.apply_outcomes(engine, messages)
+        except Exception:
+            log.warning("a batch of %d outcomes failed; one by one", len(messages), exc_info=True)
+            results: list[BaseException | None] = []
+            for message in messages:
+                try:
+                    await single(message)
+                except Exception as exc:
+                    results.append(exc)
+                else:
+                    results.append(None)
+            return results
+        for message, answer, age in zip(
+            messages, answers, batch_ages() or [None] * len(messages), strict=True
+        ):
+            if isinstance(answer, ServiceError):
+                _log_refusal("hand outcome", answer, message)
+            elif isinstance(message, SettleHand) and age is not None:
+                SETTLEMENT_LAG.observe(age)  # the result stored (hand finished) -> settled
+        return [None] * len(messages)
+
+    return handle
 
 
 async def start_consumers(
@@ -178,6 +229,8 @@ async def start_consumers(
 
     async def outcome(message: HandOutcome) -> None:
         await apply_outcome(engine, message)
+        if isinstance(message, SettleHand) and (lag := message_age()) is not None:
+            SETTLEMENT_LAG.observe(lag)  # the result stored (hand finished) -> settled
 
     async def registered(message: UserRegistered) -> None:
         await ledger.welcome_grant(engine, message.user_id, settings.welcome_grant)
@@ -190,6 +243,7 @@ async def start_consumers(
             durable=results_durable,
             message_type=HandOutcome,
             handler=_acking_refusals("hand outcome", outcome),
+            batch_handler=_outcome_batches(engine),
         ),
         DurableConsumer(
             nc,

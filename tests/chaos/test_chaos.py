@@ -78,7 +78,13 @@ DATABASES = ["sqlite", "postgresql"] if _DB_CHOICE == "both" else [_DB_CHOICE]
 TIMEOUT = 300 + len(MODE.plan) * (MODE.pause + MODE.down + 10) + MODE.settle
 
 
-@pytest.fixture(params=DATABASES)
+@pytest.fixture(
+    params=[
+        # "auto" uses PostgreSQL when one is reachable, so it is marked too.
+        pytest.param(kind, marks=pytest.mark.postgres) if kind != "sqlite" else kind
+        for kind in DATABASES
+    ]
+)
 async def chaos_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     kind = request.param
     name = f"kalaro_chaos_{uuid.uuid4().hex[:12]}"

@@ -58,8 +58,12 @@ async def _ledger(url: str, *, clean: bool = False) -> None:
     await migrate_wallet(engine)
     for user in USERS:
         await ledger.welcome_grant(engine, user, 1000)
-    holds = [HoldRequest(u, 40) for u in USERS]
-    paid = [Payment("user-1", 20), Payment("user-2", -10), Payment("user-3", -10)]
+    holds = [HoldRequest(user_id=u, amount=40) for u in USERS]
+    paid = [
+        Payment(user_id="user-1", amount=20),
+        Payment(user_id="user-2", amount=-10),
+        Payment(user_id="user-3", amount=-10),
+    ]
     for hand in (
         ("h-good", "h-both", "h-other") if clean else ("h-good", "h-open", "h-both", "h-other")
     ):

@@ -18,6 +18,7 @@ import msgspec
 from kalaro.bots import policy_for
 from kalaro.client import ApiError, KalaroClient
 from kalaro.client.socket import FrameError, TableSocket
+from kalaro.client.transport import Transport
 from kalaro.proto import ws as w
 from tests.e2e.stack import ADMIN_EMAIL, ADMIN_PASSWORD, Stack
 
@@ -26,7 +27,7 @@ PASSWORD = "correct horse battery staple"
 
 def legal_of(view: dict[str, Any]) -> list[dict[str, Any]]:
     """The legal actions listed in a seat's view (each game names the field its own way)."""
-    legal = view.get("legal_actions", view.get("legal")) or []
+    legal = view.get("legal") or []
     return [a for a in legal if a.get("type") != "time_out"]
 
 
@@ -70,10 +71,14 @@ class LiveTable:
         while (await self.host.get_table(self.table_id)).status != "waiting":
             assert time.monotonic() < deadline, "the last hand never ended at the lobby"
             await asyncio.sleep(0.1)
-        for seat, player in enumerate(self.players):
-            await player.ready(self.table_id, True, f"entropy-{seat}-{random.random()}")
+        await self.ready_all()
         await self.host.deal(self.table_id)
         await self.wait_for_hand()
+
+    async def ready_all(self) -> None:
+        """Every seated player taps Ready, each with their own entropy."""
+        for seat, player in enumerate(self.players):
+            await player.ready(self.table_id, True, f"entropy-{seat}-{random.random()}")
 
     async def wait_for_hand(self, timeout: float = 15) -> None:
         table = await self.host.get_table(self.table_id)
@@ -104,19 +109,20 @@ async def open_table(
     bet: int,
     options: dict[str, Any] | None = None,
     spectators: list[KalaroClient] | None = None,
+    transport: Transport = "websockets",
 ) -> LiveTable:
     table = (await host.create_table(game, bet, options=options or {})).table
     sockets: list[TableSocket] = []
     for seat, player in enumerate(players):
         await player.sit(table.table_id, seat)
-        socket = player.table_socket()
+        socket = player.table_socket(transport=transport)
         await socket.connect()
         subscribed = await socket.subscribe(table.table_id)
         assert subscribed.seat == seat
         sockets.append(socket)
     watchers = []
     for spectator in spectators or []:
-        socket = spectator.table_socket()
+        socket = spectator.table_socket(transport=transport)
         await socket.connect()
         assert (await socket.subscribe(table.table_id)).seat is None
         watchers.append(socket)

@@ -15,12 +15,15 @@ import asyncio
 import json
 import random
 import signal
+import time
 
+from kalaro.launcher import SERVICES
 from tests.e2e.stack import Stack
 from tests.e2e.tables import admin, open_table, play_hand, signed_up, wait_balance
 
 ROUNDS = 4
 BET = 10
+LOBBY = next(spec for spec in SERVICES if spec.name == "lobby")
 
 
 async def test_a_cancel_racing_the_last_move_never_voids_a_finished_hand(
@@ -70,8 +73,7 @@ async def test_a_deal_the_engine_answers_slowly_still_deals(stack: Stack, unique
     host = await admin(stack)
     players = [await signed_up(stack, f"Slow{i}", unique) for i in range(3)]
     live = await open_table(stack, host, players, "tongits", BET)
-    for seat, player in enumerate(players):
-        await player.ready(live.table_id, True, f"entropy-{seat}")
+    await live.ready_all()
     engine = stack.processes["engine-tongits"]
     engine.send_signal(signal.SIGSTOP)
     try:
@@ -81,4 +83,48 @@ async def test_a_deal_the_engine_answers_slowly_still_deals(stack: Stack, unique
         engine.send_signal(signal.SIGCONT)
     assert (await deal).status == "playing"
     await live.wait_for_hand()
+    await live.close()
+
+
+async def test_a_lobby_killed_mid_deal_leaves_no_table_stuck_and_no_credits_held(
+    stack: Stack, unique: str
+) -> None:
+    """kill -9 of the lobby while it deals a bet hand (the wallet paused, so the holds
+    are in flight): nobody taps anything, and the table is back to waiting, every hold
+    released, the books whole; then the table deals again. (A table stuck "dealing"
+    until its host tapped Deal was found by the chaos run: nobody taps Deal there.)"""
+    host = await admin(stack)
+    players = [await signed_up(stack, f"Orphan{i}", unique) for i in range(3)]
+    live = await open_table(stack, host, players, "tongits", BET)
+    await live.ready_all()
+    wallet = stack.processes["wallet"]
+    wallet.send_signal(signal.SIGSTOP)
+    try:
+        deal = asyncio.create_task(host.deal(live.table_id))
+        await asyncio.sleep(1.5)  # the lobby has claimed the table and waits on the wallet
+        stack.stop("lobby", signal.SIGKILL)
+    finally:
+        wallet.send_signal(signal.SIGCONT)  # the holds it was asked for go through now
+    try:
+        await deal
+    except Exception as exc:  # the lobby died holding the request: any error will do
+        print(f"[orphan] the deal answered {exc!r}")
+    stack.start(LOBBY)
+    info = await host.get_table(live.table_id)
+    assert info.status == "dealing", info.status  # what the dead replica left
+    # Rescued by the lobby's sweep once the deal is older than both peers' timeouts.
+    deadline = time.monotonic() + 90
+    while info.status != "waiting":
+        assert time.monotonic() < deadline, f"still {info.status} after 90 s"
+        await asyncio.sleep(1)
+        info = await host.get_table(live.table_id)
+    assert info.hand_id is None and not any(s.ready for s in info.seats if s)
+    for player in players:
+        balance = await player.balance()
+        assert (balance.balance, balance.held) == (1000, 0), balance
+    report = await host.audit()
+    assert report.total == 0 and report.mismatched_accounts == ()
+    ours = {(await p.me()).user_id for p in players}
+    assert [h for h in report.open_holds if h.user_id in ours] == []
+    await live.deal()  # and the table plays on
     await live.close()

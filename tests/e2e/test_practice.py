@@ -54,7 +54,7 @@ class CallsDraw:
         self._smart = policy_for("tongits", "smart")
 
     def choose(self, view: Any, rng: random.Random) -> Any | None:
-        for action in view.legal_actions:
+        for action in view.legal:
             if isinstance(action, tongits.CallDraw):
                 return action
         return self._smart.choose(view, rng)

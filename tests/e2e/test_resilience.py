@@ -171,8 +171,8 @@ async def test_a_dropped_socket_reconnects_to_its_seat_and_plays_on(
     mover = view["to_act"][0]
     if mover != 1:
         own = live.sockets[mover].view(live.table_id)
-        assert own is not None and own.view["legal_actions"]
-        ack = await live.sockets[mover].act(live.table_id, own.view["legal_actions"][0], version)
+        assert own is not None and own.view["legal"]
+        ack = await live.sockets[mover].act(live.table_id, own.view["legal"][0], version)
         assert ack.version is not None
         version = ack.version
     # The SDK reconnects by itself and re-subscribes: the seat's current view arrives.

@@ -32,15 +32,18 @@ GAMES = [
 ]
 
 
-async def _play_around_the_idle_seat(live: LiveTable, game: str, timeout: float) -> None:
-    """Everyone but IDLE plays (smart policy) until the hand's result arrives."""
+async def _play_around_the_idle_seat(
+    live: LiveTable, game: str, timeout: float, results_before: int
+) -> None:
+    """Everyone but IDLE plays (smart policy) until this hand's result arrives (the
+    socket's results list holds the earlier hands' too: ``results_before`` of them)."""
     brain = policy_for(game, "smart")
     rng = random.Random(7)
     view_type = __import__(f"kalaro.games.{game}", fromlist=["View"]).View
     deadline = time.monotonic() + timeout
     done: set[tuple[int, int]] = set()  # (seat, version) already acted on
     results = live.sockets[0].state(live.table_id).results
-    while not results:
+    while len(results) <= results_before:
         assert time.monotonic() < deadline, "the hand did not end: the table waited"
         for seat, socket in enumerate(live.sockets):
             own = socket.view(live.table_id)
@@ -75,33 +78,47 @@ async def test_a_player_who_never_moves_cannot_stall_the_table(
 
     away_turn_waits: list[float] = []  # seconds the clock gave the idle seat once away
 
-    def note(view: SeatView) -> None:
-        timed_out.extend(
-            {**e, "version": view.version} for e in view.events if e.get("type") == "timed_out"
-        )
+    # Every seat sees the idle seat's time-outs. A socket that falls behind is sent the
+    # newest (complete) view and skips the events between, so listen on all of them.
+    seen: set[tuple[int, int]] = set()  # (version, seat) of time-outs already noted
+
+    def note_any(view: SeatView) -> None:
+        for e in view.events:
+            if e.get("type") == "timed_out" and (view.version, e["seat"]) not in seen:
+                seen.add((view.version, e["seat"]))
+                timed_out.append({**e, "version": view.version})
+
+    def note_clock(view: SeatView) -> None:
         clock, away = view.view.get("clock"), view.view.get("away") or ()
         if clock and clock["kind"] == "turn" and clock["seats"] == [IDLE] and away[IDLE]:
             assert view.deadline_ms is not None
             away_turn_waits.append(view.deadline_ms / 1000 - time.time())
 
-    live.sockets[IDLE].view_listeners.append(note)
+    for socket in live.sockets:
+        socket.view_listeners.append(note_any)
+    live.sockets[IDLE].view_listeners.append(note_clock)
     balances = [1000] * seats
     # A hand can end (a quick Tongits) before the idle seat's second time-out: deal again
     # until it has been marked away once, as it must be within a few hands.
     for _ in range(4):
         timed_out.clear()
+        seen.clear()
+        results_before = len(live.sockets[0].state(live.table_id).results)
         await live.deal()
         started = time.monotonic()
-        await _play_around_the_idle_seat(live, game, timeout=90)
+        await _play_around_the_idle_seat(live, game, timeout=90, results_before=results_before)
         took = time.monotonic() - started
         result = live.sockets[0].state(live.table_id).results[-1]
         assert sum(result.payments) == 0
         balances = [b + p for b, p in zip(balances, result.payments, strict=True)]
+        timed_out.sort(key=lambda e: e["version"])
         idle_outs = [e for e in timed_out if e["seat"] == IDLE]  # none if the hand was quick
         others = [e for e in timed_out if e["seat"] != IDLE]
         assert not others, f"a playing seat timed out: {others}"
         await _wait_waiting(host, live.table_id)
-        if any(e["away"] for e in idle_outs):
+        # The lobby's seat list is the ground truth: an away seat is stood up after the hand.
+        if (await host.get_table(live.table_id)).seats[IDLE] is None:
+            assert any(e["away"] for e in idle_outs), f"stood up, never seen away: {timed_out}"
             break
     else:
         raise AssertionError(f"in four hands the idle seat was never marked away: {timed_out}")

@@ -9,10 +9,9 @@ from __future__ import annotations
 import asyncio
 from typing import cast
 
-import pytest
 from nats.aio.client import Client as NATS
 
-from services.gateway.hub import OUTBOX_LIMIT, Connection, Hub
+from services.gateway.hub import OUTBOX_LIMIT, Connection, Flag, Hub
 
 
 async def test_frames_are_sent_in_order() -> None:
@@ -77,33 +76,23 @@ async def test_a_failing_send_closes_the_connection() -> None:
     await conn.wait_closed()
 
 
-async def test_closing_stops_the_reader_and_only_it() -> None:
-    """A slow or silent socket is closed by cancelling the task reading it; the close
-    that the reader itself does while cleaning up must not cancel it again."""
+async def test_closing_calls_the_servers_close_once() -> None:
+    """A slow or silent socket is closed through ``on_close`` (its server's goodbye);
+    closing again, as the cleanup does, must not call it again."""
 
     async def send(frame: bytes) -> None:
         pass
 
     conn = Connection("u4", "Dan", send)
-    cleaned_up = asyncio.Event()
-
-    async def reader() -> None:
-        conn.reader = asyncio.current_task()
-        try:
-            await asyncio.sleep(60)  # waiting for the client's next frame
-        finally:
-            conn.reader = None
-            conn.close()
-            await asyncio.sleep(0)  # cleanup may await; it must not be cancelled
-            cleaned_up.set()
-
-    task = asyncio.create_task(reader())
+    calls: list[int] = []
+    conn.on_close = lambda: calls.append(conn.close_code)
     conn.start()
-    await asyncio.sleep(0)
+    conn.close_code = 4401
     conn.close()
-    with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, 1)  # not a timeout: the close ended the reader
-    assert cleaned_up.is_set()
+    conn.close()
+    assert calls == [4401]
+    assert conn.closed.is_set()
+    conn.push(b"after the close")  # dropped, not queued
     await conn.wait_closed()
 
 
@@ -123,3 +112,93 @@ async def test_the_reaper_closes_only_silent_sockets() -> None:
         await asyncio.wait_for(chatty.closed.wait(), 1)
     finally:
         reaper.cancel()
+
+
+async def test_frames_pushed_in_one_turn_go_out_in_one_direct_write() -> None:
+    written: list[list[bytes]] = []
+    sent: list[bytes] = []
+    open_ = True
+
+    async def send(frame: bytes) -> None:
+        sent.append(frame)
+
+    def write_now(frames: list[bytes]) -> bool:
+        if open_:
+            written.append(frames)
+        return open_
+
+    conn = Connection("u9", "Ivy", send, write_now=write_now)
+    conn.start()
+    await asyncio.sleep(0)  # the writer is idle, waiting
+    for frame in (b"view", b"ack", b"table"):
+        conn.push(frame)
+    assert written == []  # nothing written inside push: one write per loop turn
+    await asyncio.sleep(0)
+    assert written == [[b"view", b"ack", b"table"]]
+    assert sent == []  # no hop through the writer task
+    # The server declines (say the socket is paused): the writer sends them, in order.
+    open_ = False
+    conn.push(b"later 1")
+    conn.push(b"later 2")
+    for _ in range(100):
+        if len(sent) == 2:
+            break
+        await asyncio.sleep(0.001)
+    assert sent == [b"later 1", b"later 2"]
+    assert written == [[b"view", b"ack", b"table"]]
+    conn.close()
+    await conn.wait_closed()
+
+
+async def test_an_idle_socket_with_direct_writes_has_no_writer_task() -> None:
+    """Idle sockets are most sockets: with ``write_now`` the writer task is started only
+    when a write is declined (and then sends what is queued, in order)."""
+    sent: list[bytes] = []
+    open_ = True
+
+    async def send(frame: bytes) -> None:
+        sent.append(frame)
+
+    def write_now(frames: list[bytes]) -> bool:
+        return open_
+
+    before = len(asyncio.all_tasks())
+    conn = Connection("u10", "Jo", send, write_now=write_now)
+    conn.start()
+    conn.push(b"welcome")
+    await asyncio.sleep(0)
+    assert len(asyncio.all_tasks()) == before
+    open_ = False
+    conn.push(b"paused 1")
+    conn.push(b"paused 2")
+    for _ in range(100):
+        if len(sent) == 2:
+            break
+        await asyncio.sleep(0.001)
+    assert sent == [b"paused 1", b"paused 2"]
+    assert len(asyncio.all_tasks()) == before + 1  # the writer, started on demand
+    conn.close()
+    await conn.wait_closed()
+    await asyncio.sleep(0)
+    assert len(asyncio.all_tasks()) == before
+
+
+async def test_flag_wakes_every_waiter_and_survives_one_cancelled() -> None:
+    """``Flag`` stands in for ``asyncio.Event`` (uvicorn's ``writable``, a connection's
+    ``closed``): a cancelled waiter must not cancel the others' wait."""
+    flag = Flag()
+    first = asyncio.create_task(flag.wait())
+    second = asyncio.create_task(flag.wait())
+    await asyncio.sleep(0)
+    first.cancel()
+    await asyncio.sleep(0)
+    assert first.cancelled() and not second.done()
+    flag.set()
+    assert await asyncio.wait_for(second, 1) is True
+    flag.clear()
+    assert not flag.is_set()
+    third = asyncio.create_task(flag.wait())
+    await asyncio.sleep(0)
+    assert not third.done()
+    flag.set()
+    assert await asyncio.wait_for(third, 1) is True

@@ -10,7 +10,8 @@ from pathlib import Path
 from kalaro.launcher import SERVICES
 
 ROOT = Path(__file__).resolve().parents[2]
-INFRASTRUCTURE = {"nats", "redis", "postgres"}
+# Not KaLaro services: the infrastructure and the one-shot init step (keys, volumes).
+INFRASTRUCTURE = {"nats", "redis", "postgres", "init"}
 
 
 def _compose_commands() -> dict[str, list[str]]:

@@ -6,7 +6,7 @@
 // deadline (only their text is updated, on the second), the away / reconnecting /
 // offline markers of a seat, and what to tell a player whose move the server made.
 
-import { h } from "../dom.js";
+import { h } from "./table-dom.js";
 
 
 export function secondsLeft(deadline, now = Date.now()) {

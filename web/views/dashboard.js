@@ -2,8 +2,10 @@
 
 import * as api from "../api.js";
 import { credits, field, h, mount, toast } from "../dom.js";
-import { ask, inform } from "./dialogs.js";
+import { ask } from "./dialogs.js";
+import { inviteButton, removedList, showInvite } from "./hosting.js";
 import { clockFact } from "./clock.js";
+import { houseRulesForm } from "./house-rules.js";
 import * as mahjong from "./table-mahjong.js";
 import * as tongits from "./table-tongits.js";
 
@@ -93,18 +95,21 @@ export function render(root, app) {
           t.max_loss ? h("span.fact", { title: "Available credits needed to sit" }, `Needs ${credits(t.max_loss)}`) : null,
         ),
         h("p.status", {}, status),
+        removedList(t, () => { shown = ""; load(); }),
       ),
       h("div.table-actions", {},
         sitBtn,
         h("button", { type: "button", "aria-label": `Watch ${title}`, onclick: () => app.navigate(`/tables/${t.table_id}`) }, "Watch"),
+        inviteButton(t),
       ),
       rulesPanel(t, { open: rulesOpen }),
     );
   }
 
   async function sitDown(t) {
-    let code = null;
-    if (t.private) {
+    // The host sits at their own table without a code; an invite link already gave one.
+    let code = t.private && t.host_id !== me?.user_id ? api.inviteFor(t.table_id) : null;
+    if (t.private && t.host_id !== me?.user_id && !code) {
       code = await ask({
         title: "Private table",
         label: "Invite code",
@@ -115,6 +120,7 @@ export function render(root, app) {
     }
     try {
       await api.sit(t.table_id, null, code);
+      if (code) api.rememberInvite(t.table_id, code);
       app.navigate(`/tables/${t.table_id}`);
     } catch (err) {
       const msg = err.code === "insufficient_funds"
@@ -186,14 +192,23 @@ function welcomeBanner(app) {
     ),
     h("button.ghost.small", { type: "button", "aria-label": "Dismiss", onclick: () => { banner.remove(); sessionStorage.removeItem("kalaro.welcome"); } }, "✕"),
   );
-  // The grant is credited by the wallet shortly after sign-up; watch it arrive.
+  // The grant is credited by the wallet shortly after sign-up; watch its ledger entry
+  // arrive (not the balance, which an approved credit request or a hand also moves).
   let tries = 0;
   const poll = async () => {
-    const b = await app.refreshBalance();
-    if (b && b.balance > 0) {
-      amount.textContent = credits(b.balance);
-      return;
-    }
+    try {
+      let page = await api.history(200);
+      let grant = page.entries.find((e) => e.kind === "welcome");
+      for (let more = 0; !grant && page.next_before && more < 5; more += 1) {
+        page = await api.history(200, page.next_before);
+        grant = page.entries.find((e) => e.kind === "welcome");
+      }
+      if (grant) {
+        amount.textContent = credits(grant.amount);
+        app.refreshBalance();
+        return;
+      }
+    } catch { /* try again below */ }
     if ((tries += 1) < 40) setTimeout(poll, 400);
   };
   poll();
@@ -268,7 +283,7 @@ function createForm(app) {
   const timerField = field("", timerInput);
   const priv = h("input#create-private", { type: "checkbox", name: "private" });
   const chat = h("input#create-chat", { type: "checkbox", name: "chat", checked: true });
-  const rules = h("textarea#create-options", { rows: 2, placeholder: '{"secret_sets": true}', spellcheck: "false" });
+  const rules = houseRulesForm({ game, ruleset, skip: () => [TIMER_OPTION[game.value][0]] });
   const error = h("p.form-error", { role: "alert", hidden: true });
 
   function syncRuleset() {
@@ -291,16 +306,13 @@ function createForm(app) {
     onsubmit: async (e) => {
       e.preventDefault();
       error.hidden = true;
-      let options = {};
-      if (rules.value.trim()) {
-        try {
-          options = JSON.parse(rules.value);
-          if (typeof options !== "object" || Array.isArray(options) || options === null) throw new Error();
-        } catch {
-          error.textContent = "House rules must be a JSON object, e.g. {\"secret_sets\": true}.";
-          error.hidden = false;
-          return;
-        }
+      let options;
+      try {
+        options = rules.options();
+      } catch (err) {
+        error.textContent = err.message;
+        error.hidden = false;
+        return;
       }
       const [timerKey, , def] = TIMER_OPTION[game.value];
       const seconds = Number(timerInput.value);
@@ -317,12 +329,8 @@ function createForm(app) {
         });
         const id = created.table.table_id;
         if (created.invite_code) {
-          sessionStorage.setItem(`kalaro.invite.${id}`, created.invite_code);
-          await inform({
-            title: "Private table created",
-            body: ["Share this invite code with your players. It is shown only now (and on the table page in this tab):"],
-            code: created.invite_code,
-          });
+          api.rememberInvite(id, created.invite_code);
+          await showInvite(created.table, created.invite_code);
         }
         app.navigate(`/tables/${id}`);
       } catch (err) {
@@ -340,7 +348,7 @@ function createForm(app) {
   h("div.checks", {},
     h("label.check", {}, priv, " Private (invite code)"),
     h("label.check", {}, chat, " Table chat on")),
-  h("details.advanced", {}, h("summary", {}, "House rules (advanced)"), field("Options as JSON", rules, "Any option of the ruleset; see How to play.")),
+  h("details.advanced", {}, h("summary", {}, "House rules"), rules),
   error,
   submit);
   return form;

@@ -2,10 +2,13 @@
 // revealed, and the seed that lets anyone re-derive the deal.
 
 import { cardView, sortCards } from "../cards.js";
-import { credits, h, signed } from "../dom.js";
+import { credits, signed, toast } from "../dom.js";
+import { downloadTableRecord } from "../record.js";
+import { h } from "./table-dom.js";
 import { tileLabel, tileView } from "../tiles.js";
 import { extras, humanize } from "./extras.js";
 import { jokersFirst } from "./table-mahjong.js";
+import { decompose } from "./table-sets.js";
 
 const TONGITS_ENDINGS = { tongits: "Tongits!", stock_out: "Stock out", draw: "Draw (fight)" };
 const KNOWN_TONGITS = ["ending", "winners", "payments", "deadwood", "burned", "hands", "melds", "next_dealer", "draw_call", "last_drawer", "owed"];
@@ -46,7 +49,7 @@ function tongitsRows(frame, who, me) {
         r.draw_call ? h("span.muted.small", {}, ` ${r.draw_call.answers[s]}`) : null),
       h("td.hand-cell", {},
         h("div.revealed", { "aria-label": `${who(s)}'s hand` }, sortCards(r.hands[s]).map((c) => cardView(c, { small: true }))),
-        melds.length ? h("div.revealed.melds", { "aria-label": `${who(s)}'s melds` }, melds.map((m) => h("span.meld-mini", {}, sortCards(m.cards, m.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }))))) : null),
+        melds.length ? h("div.revealed.melds", { "aria-label": `${who(s)}'s melds` }, melds.map((m) => h("span.meld-mini.group", { "aria-label": m.kind === "run" ? "Run" : "Set", dataset: { kind: m.kind } }, sortCards(m.cards, m.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }))))) : null),
       h("td.num", {}, String(r.deadwood[s])),
       h(`td.num.amount${frame.payments[s] > 0 ? ".plus" : frame.payments[s] < 0 ? ".minus" : ""}`, {}, signed(frame.payments[s])));
   });
@@ -60,13 +63,30 @@ function mahjongRows(frame, who, me) {
     return h(`tr${won ? ".winner" : ""}${userId === me ? ".me" : ""}`, { dataset: { seat: String(s) } },
       h("th", { scope: "row" }, who(s), won ? h("span.chip.win", {}, "Winner") : null, r.dealer === s ? h("span.chip.dealer", {}, "D") : null),
       h("td.hand-cell", {},
-        h("div.revealed", { "aria-label": `${who(s)}'s tiles` },
-          jokersFirst(hand.hand, r.joker).map((t) => tileView(t, { small: true, extra: `${won && t === r.winning_tile ? "last" : ""} ${r.joker && t === r.joker ? "joker" : ""}` })),
-          hand.melds.map((m) => h("span.mj-meld", {}, (m.tiles || []).map((t) => tileView(t, { small: true })))),
-          (hand.flowers || []).map((f) => tileView(f, { small: true })))),
+        h("div.revealed.tile-groups", { "aria-label": `${who(s)}'s tiles` },
+          concealedTiles(hand.hand, { won, r }),
+          hand.melds.map((m) => h("span.mj-meld.group.exposed", { dataset: { kind: m.kind }, title: `Exposed ${m.kind}` }, (m.tiles || []).map((t) => tileView(t, { small: true })))),
+          (hand.flowers || []).length ? h("span.group.flowers", { title: "Flowers" }, hand.flowers.map((f) => tileView(f, { small: true }))) : null)),
       h("td.small", {}, bill(r.charges.filter((c) => c.payer === s)) || (won ? "receives" : "—")),
       h(`td.num.amount${frame.payments[s] > 0 ? ".plus" : frame.payments[s] < 0 ? ".minus" : ""}`, {}, signed(frame.payments[s])));
   });
+}
+
+/** A seat's concealed tiles: a winner's grouped into its sets and pair (when they
+ * split), anyone else's as one row. */
+function concealedTiles(tiles, { won, r }) {
+  const mark = (t) => `${won && t === r.winning_tile ? "last" : ""} ${r.joker && t === r.joker ? "joker" : ""}`;
+  const groups = won ? decompose(tiles, { joker: r.joker || null }) : null;
+  if (!groups) {
+    return h("span.group.concealed", {}, jokersFirst(tiles, r.joker).map((t) => tileView(t, { small: true, extra: mark(t) })));
+  }
+  let marked = false; // the winning tile is marked once
+  return groups.map((g) => h("span.mj-meld.group.concealed", { dataset: { kind: g.kind }, title: g.kind === "pair" ? "Pair" : `Concealed ${g.kind}` },
+    g.tiles.map((t) => {
+      const last = won && !marked && t === r.winning_tile;
+      if (last) marked = true;
+      return tileView(t, { small: true, extra: `${last ? "last" : ""} ${r.joker && t === r.joker ? "joker" : ""}` });
+    })));
 }
 
 /** What one loser pays, line by line (Mahjong items, or Ka Wu Xing charges). */
@@ -113,21 +133,30 @@ async function sha256Hex(text) {
   return out;
 }
 
+// Seed -> verdict, so a redraw of the panel shows what was already checked.
+const verified = new Map();
+
 function fairness(frame) {
-  const check = h("span.verify#seed-check", {}, "");
-  sha256Hex(frame.server_seed).then((hashes) => {
-    if (!hashes.length) return;
-    const ok = hashes.includes(frame.seed_commitment);
-    check.textContent = ok ? "✓ matches the commitment shown before the deal" : "";
-    check.classList.toggle("ok", ok);
-  }).catch(() => {});
+  const known = verified.get(frame.server_seed);
+  const check = h(`span.verify#seed-check${known ? ".ok" : ""}`, {}, known ? "✓ matches the commitment shown before the deal" : "");
+  if (known === undefined) {
+    sha256Hex(frame.server_seed).then((hashes) => {
+      if (!hashes.length) return;
+      const ok = hashes.includes(frame.seed_commitment);
+      verified.set(frame.server_seed, ok);
+      const el = document.getElementById("seed-check") || check;
+      el.textContent = ok ? "✓ matches the commitment shown before the deal" : "";
+      el.classList.toggle("ok", ok);
+    }).catch(() => {});
+  }
   return h("details.fairness", {},
     h("summary", {}, "Fairness: the revealed seed"),
     h("dl", {},
       h("dt", {}, "Seed commitment (before the deal)"), h("dd", {}, h("code", {}, frame.seed_commitment)),
       h("dt", {}, "Server seed (revealed now)"), h("dd", {}, h("code#server-seed", {}, frame.server_seed), " ", check),
       h("dt", {}, "Players' entropy"), h("dd", {}, frame.entropy.map((e, i) => h("code", {}, e || `(seat ${i + 1}: none)`)))),
-    h("p.muted.small", {}, "Anyone can re-derive this deal from the seed and the entropy (kalaro verify)."));
+    h("p.muted.small", {}, "Anyone can re-derive this deal from the seed and the entropy (kalaro verify). ",
+      h("button.link.small#download-record", { type: "button", onclick: () => downloadTableRecord(frame.table_id, frame.hand_id).catch((e) => toast(e.message, "error")) }, "Download the hand record")));
 }
 
 export function renderResult(frame, { game, name, me, onClose, actions = null }) {

@@ -5,7 +5,7 @@
 // middle, jokers marked (and first) in your hand, why Mahjong is not offered, and the
 // table's rules with its points table (`rulesPanel`, also shown in the lobby).
 
-import { h } from "../dom.js";
+import { h } from "./table-dom.js";
 import { countdown } from "./clock.js";
 import { sortTiles, tileBack, tileButton, tileLabel, tileView } from "../tiles.js";
 import { extras, humanize } from "./extras.js";
@@ -127,10 +127,6 @@ function claimPrompt(ctx) {
       frame.deadline_ms ? countdown(frame.deadline_ms, { big: true }) : null));
 }
 
-// Which copy the player tapped (tiles of a kind are interchangeable; this only keeps
-// the highlight on the tile that was tapped).
-let pickedIndex = -1;
-
 function myHand(ctx) {
   const { view, selection } = ctx;
   const hand = [...(view.players[view.seat].hand || [])];
@@ -146,17 +142,19 @@ function myHand(ctx) {
   const tiles = jokersFirst(hand, view.joker);
   if (drawn) tiles.push(drawn);
   const sel = selection[0];
-  const marked = sel === undefined ? -1 : tiles[pickedIndex] === sel ? pickedIndex : tiles.indexOf(sel);
+  // Which copy the player tapped (tiles of a kind are interchangeable; this only keeps
+  // the highlight on the tile that was tapped).
+  const picked = ctx.picked ?? -1;
+  const marked = sel === undefined ? -1 : tiles[picked] === sel ? picked : tiles.indexOf(sel);
   const buttons = tiles.map((t, i) => {
     const b = tileButton(t, {
       selected: i === marked,
       index: i,
       extra: `${drawn && i === tiles.length - 1 ? "drawn" : ""} ${jokerClass(t, view.joker)}`,
-      onToggle: () => {
-        pickedIndex = i;
-        ctx.setSelection(i === marked ? [] : [t]);
-      },
+      onToggle: () => ctx.setSelection(i === marked ? [] : [t], i),
     });
+    // Keyed by kind and copy, so a draw or a discard keeps the other tiles' elements.
+    b.dataset.key = drawn && i === tiles.length - 1 ? "drawn" : `${t}#${tiles.slice(0, i).filter((x) => x === t).length}`;
     const notes = [t === view.joker ? "joker" : "", drawn && i === tiles.length - 1 ? "just drawn" : ""].filter(Boolean);
     if (notes.length) b.setAttribute("aria-label", `${tileLabel(t)} (${notes.join(", ")})`);
     return b;
@@ -167,9 +165,33 @@ function myHand(ctx) {
     h("div.hand.tiles#hand", { role: "group", "aria-label": "Your tiles: arrow keys move, Space selects" }, buttons));
 }
 
+/** Why each move is not available now (null: it is); see table-tongits.js. */
+export function reasons(ctx) {
+  const { view, selection } = ctx;
+  const legal = view.legal || [];
+  const kawuxing = ctx.table.game === "kawuxing";
+  const n = selection.length;
+  const claimWindow = view.phase === "calls";
+  const notNow = ctx.busy ? "sending your move…"
+    : claimWindow ? "Wait: the discard can be claimed now"
+      : !legal.length ? `Not your move: it is ${ctx.name(view.turn)}'s turn` : null;
+  const drew = !first(legal, "draw");
+  const out = {};
+  const set = (id, cond, text, sel = false) => { out[id] = cond ? { text, sel } : null; };
+  set("draw", !first(legal, "draw"), notNow || "You already drew this turn");
+  const discard = n === 1 ? legal.find((a) => a.type === "discard" && a.tile === selection[0]) : null;
+  set("discard", !discard, notNow || (!ofType(legal, "discard").length ? (drew ? "You cannot discard now" : "Draw a tile first") : n === 0 ? "Tap a tile to discard first" : "You cannot discard that tile now"), n > 0 || Boolean(ofType(legal, "discard").length));
+  const shows = ofType(legal, "show_hand");
+  set("show-hand", !(n === 1 && shows.some((a) => a.tile === selection[0])), notNow || (!shows.length ? "Your hand is not waiting: no Show Hand" : `Select one of ${shows.map((a) => tileLabel(a.tile)).join(", ")} first`), shows.length > 0 && n > 0);
+  set("kang", !legal.some((a) => KANGS.includes(a.type)), notNow || `No ${kawuxing ? "kong" : "kang"}: you hold no four of a kind`);
+  set("mahjong", !first(legal, "declare_win"), notNow || view.win_blocked_reason || "Your hand is not complete");
+  return out;
+}
+
 function actionBar(ctx) {
   const { view, selection } = ctx;
   const legal = view.legal || [];
+  const why = reasons(ctx);
   const draw = first(legal, "draw");
   const win = first(legal, "declare_win");
   const discard = selection.length === 1 ? legal.find((a) => a.type === "discard" && a.tile === selection[0]) : null;
@@ -179,9 +201,12 @@ function actionBar(ctx) {
   const kangs = legal.filter((a) => KANGS.includes(a.type));
   const kong = ctx.table.game === "kawuxing" ? "Kong" : "Kang";
   const unknown = legal.filter((a) => !KNOWN_ACTIONS.includes(a.type));
-  const btn = (id, label, action, primary = false, aria = undefined) => h(`button${primary ? ".primary" : ""}`, {
-    type: "button", id, dataset: { action: id }, disabled: !action || ctx.busy, "aria-label": aria, onclick: () => action && ctx.act(action),
-  }, label);
+  const btn = (id, label, action, primary = false, aria = undefined) => {
+    const reason = action && !ctx.busy ? null : why[id]?.text || (ctx.busy ? "sending your move…" : null);
+    return h(`button${primary ? ".primary" : ""}`, {
+      type: "button", id, dataset: { action: id, why: reason || undefined }, disabled: !action || ctx.busy, title: reason || undefined, "aria-label": aria, onclick: () => action && ctx.act(action),
+    }, label);
+  };
   return h("div.action-bar#actions", { role: "group", "aria-label": "Your moves" },
     btn("draw", "Draw", draw, true),
     btn("discard", "Discard", discard, Boolean(discard)),
@@ -191,12 +216,19 @@ function actionBar(ctx) {
         : shows.length ? `Show Hand: select one of ${shows.map((a) => tileLabel(a.tile)).join(", ")} first` : "Show Hand (your hand is not waiting)")
       : null,
     kangs.length
-      ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile }, disabled: ctx.busy, "aria-label": `${kong} of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, `${kong} `, tileView(k.tile, { small: true })))
+      ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile, key: `kang-${k.type}-${k.tile}` }, disabled: ctx.busy, "aria-label": `${kong} of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, `${kong} `, tileView(k.tile, { small: true })))
       : btn("kang", kong, null),
     btn("mahjong", ctx.table.game === "kawuxing" ? "Win!" : "Mahjong!", win, Boolean(win)),
     view.win_blocked_reason ? h("p.win-blocked#win-blocked", { dataset: { code: view.win_blocked } }, view.win_blocked_reason) : null,
     unknown.map((a, i) => h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))),
     shows.length ? showChoices(ctx, shows) : null);
+}
+
+/** The reasons that hang on the selection, in one visible line under the moves. */
+function whyLine(ctx) {
+  const why = reasons(ctx);
+  const texts = ["discard", "show-hand"].map((id) => why[id]).filter((r) => r && r.sel).map((r) => r.text);
+  return h("p.why#why", { "aria-live": "polite" }, [...new Set(texts)].join(" · "));
 }
 
 /** Ka Wu Xing: the discards that allow Show Hand; tapping one selects it in the hand. */
@@ -230,6 +262,7 @@ function hint(ctx) {
   return `Waiting for ${ctx.name(view.turn)}…`;
 }
 
+/** The board: every seat (yours with its melds and discards) and the wall. */
 export function renderHand(ctx) {
   const { view, seat } = ctx;
   const seated = seat !== null && seat !== undefined;
@@ -238,12 +271,22 @@ export function renderHand(ctx) {
   const places = PLACES[n] || PLACES[4];
   const areas = places.map((where, k) => seatArea(ctx, (base + k) % n, where));
   return h(`div.board.mahjong.seats-${n}`, { dataset: { phase: view.phase, version: String(ctx.frame.version) } },
-    h("div.mj-grid", {}, areas, center(ctx)),
+    h("div.mj-grid", {}, areas, center(ctx)));
+}
+
+/** The tray (fixed at the bottom of a phone): the claim prompt, the hint, your tiles,
+ * your clock, your moves and why a move is grey. */
+export function renderTray(ctx) {
+  const { seat } = ctx;
+  const seated = seat !== null && seat !== undefined;
+  return [
     claimPrompt(ctx),
     h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? myHand(ctx) : null,
     seated ? ctx.turnStatus : null,
-    seated ? actionBar(ctx) : null);
+    seated ? actionBar(ctx) : null,
+    seated ? whyLine(ctx) : null,
+  ];
 }
 
 // --- Mahjong's joker and pinoy rulesets ------------------------------------------------

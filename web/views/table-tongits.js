@@ -2,7 +2,7 @@
 // the moves the server lists as legal for you now.
 
 import { cardBack, cardButton, cardValue, cardView, sortCards } from "../cards.js";
-import { h } from "../dom.js";
+import { h } from "./table-dom.js";
 import { countdown } from "./clock.js";
 import { humanize } from "./extras.js";
 import { first, matching, ofType } from "./legal.js";
@@ -17,7 +17,7 @@ export function concealed(view) {
 /** One sentence for screen readers when it becomes your move. */
 export function prompt(view, seat, name) {
   if (seat === null || seat === undefined) return "";
-  const legal = view.legal_actions || [];
+  const legal = view.legal || [];
   if (first(legal, "fight")) return `${name(view.draw_call.caller)} called Draw. Fight or fold?`;
   if (view.phase === "start" && legal.length) return "Your turn: draw, or take the discard.";
   if (view.phase === "play" && legal.length) return "Meld, lay off, then discard.";
@@ -26,7 +26,7 @@ export function prompt(view, seat, name) {
 
 function meldBox(meld, ctx) {
   const { view, selection } = ctx;
-  const fit = ofType(view.legal_actions, "lay_off").find((a) => a.meld_id === meld.id && sameSel(a.cards, selection));
+  const fit = ofType(view.legal, "lay_off").find((a) => a.meld_id === meld.id && sameSel(a.cards, selection));
   const cards = meld.face_down && !meld.cards.length
     ? Array.from({ length: meld.size }, () => cardBack({ small: true }))
     : sortCards(meld.cards, meld.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }));
@@ -78,8 +78,8 @@ function center(ctx) {
   const { view } = ctx;
   const discards = view.discards || [];
   const top = discards[discards.length - 1];
-  const takes = ofType(view.legal_actions, "take_discard");
-  const take = matching(view.legal_actions, "take_discard", ctx.selection);
+  const takes = ofType(view.legal, "take_discard");
+  const take = matching(view.legal, "take_discard", ctx.selection);
   const under = discards.slice(-6, -1);
   return h("div.center", {},
     h("div.pile.stock", { "aria-label": `Stock: ${view.stock_count} cards` },
@@ -103,8 +103,8 @@ function drawCallPanel(ctx) {
   const { view, frame } = ctx;
   const call = view.draw_call;
   if (!call || view.phase !== "answers") return null;
-  const fight = first(view.legal_actions, "fight");
-  const fold = first(view.legal_actions, "fold");
+  const fight = first(view.legal, "fight");
+  const fold = first(view.legal, "fold");
   return h("div.prompt#fight-prompt", { role: "alertdialog", "aria-labelledby": "fight-title" },
     h("h2#fight-title", {}, `${ctx.name(call.caller)} called Draw!`),
     h("ul.answers", {}, call.answers.map((a, s) => h("li", {}, `${ctx.name(s)}: `, h("strong", {}, a)))),
@@ -130,9 +130,58 @@ function myHand(ctx) {
       cards.map((c, i) => cardButton(c, { selected: selection.includes(c), onToggle: (name) => ctx.toggle(name), index: i }))));
 }
 
+function hint(ctx) {
+  const { view, seat } = ctx;
+  if (seat === null || seat === undefined) return "You are watching: nobody's cards are shown until the hand ends.";
+  const legal = view.legal || [];
+  if (view.phase === "over") return "The hand is over.";
+  if (view.away?.[seat]) return "You are away: the server plays your turns until you tap I'm back (or make a move).";
+  if (view.phase === "answers") return first(legal, "fight") ? "Fight or fold?" : "Waiting for answers to the Draw call…";
+  if (!legal.length) return `Waiting for ${ctx.name(view.turn)}…`;
+  if (view.phase === "start") {
+    return ofType(legal, "take_discard").length
+      ? "Your turn: Draw, or select cards that meld with the top discard and Take it."
+      : "Your turn: Draw from the stock.";
+  }
+  return "Select cards to Meld or Lay off, then select one card and Discard.";
+}
+
+/** Why each move is not available now (null: it is). Shown as the button's title and,
+ * for the moves that hang on what you selected, in the tray's "why" line. */
+export function reasons(ctx) {
+  const { view, selection, seat } = ctx;
+  const legal = view.legal || [];
+  const n = selection.length;
+  const mine = legal.length > 0;
+  const waiting = view.phase === "answers" ? "the Draw call is being answered" : `it is ${ctx.name(view.turn)}'s turn`;
+  const notNow = ctx.busy ? "sending your move…" : !mine ? `Not your move: ${waiting}` : null;
+  const play = view.phase === "play";
+  const out = {};
+  const set = (id, cond, text, sel = false) => { out[id] = cond ? { text, sel } : null; };
+  set("draw", !first(legal, "draw"), notNow || (play ? "You already drew this turn" : "You cannot draw now"));
+  const takes = ofType(legal, "take_discard");
+  set("take", !matching(legal, "take_discard", selection),
+    notNow || (!takes.length ? (play ? "You already drew this turn" : "The top discard melds with nothing in your hand")
+      : n ? `These ${n} card${n > 1 ? "s do" : " does"} not meld with the top discard` : "Select the cards that meld with the top discard"), Boolean(takes.length && n));
+  const melds = ofType(legal, "meld");
+  set("meld", !matching(legal, "meld", selection),
+    notNow || (!play ? "Draw or take the discard first" : n < 3 ? "Select 3 or more cards of a set or run"
+      : melds.length || n >= 3 ? `These ${n} cards are not a set or run` : "No meld in your hand"), play && n > 0);
+  const layoffs = ofType(legal, "lay_off").filter((a) => sameSel(a.cards, selection));
+  set("lay-off", layoffs.length !== 1,
+    notNow || (!play ? "Draw or take the discard first" : layoffs.length > 1 ? "Tap one of the melds below to lay off on"
+      : n ? `These ${n === 1 ? "card fits" : "cards fit"} no meld on the table` : "Select cards that fit a meld on the table"), play && n > 0);
+  const discard = n === 1 ? legal.find((a) => a.type === "discard" && a.card === selection[0]) : null;
+  set("discard", !discard, notNow || (!play ? "Draw or take the discard first" : n === 0 ? "Select one card to discard" : n > 1 ? `Select just one card to discard (${n} selected)` : "You cannot discard that card now"), play && n > 0);
+  set("call-draw", !first(legal, "call_draw"), notNow || (view.phase === "start" ? "Call Draw needs an exposed meld of yours, at the start of your turn" : "Call Draw only at the start of your turn"));
+  set("secret", !matching(legal, "expose_secret_set", selection), notNow || (!play ? "Draw or take the discard first" : "Select four cards of one rank"), play && n > 0);
+  return out;
+}
+
 function actionBar(ctx) {
   const { view, selection } = ctx;
-  const legal = view.legal_actions || [];
+  const legal = view.legal || [];
+  const why = reasons(ctx);
   const draw = first(legal, "draw");
   const call = first(legal, "call_draw");
   const take = matching(legal, "take_discard", selection);
@@ -140,21 +189,31 @@ function actionBar(ctx) {
   const secret = matching(legal, "expose_secret_set", selection);
   const layoffs = ofType(legal, "lay_off").filter((a) => sameSel(a.cards, selection));
   const discard = selection.length === 1 ? legal.find((a) => a.type === "discard" && a.card === selection[0]) : null;
-  const btn = (id, label, action, { primary = false, title = "" } = {}) =>
-    h(`button${primary ? ".primary" : ""}`, {
+  const btn = (id, label, action, { primary = false } = {}) => {
+    const reason = action && !ctx.busy ? null : why[id]?.text || (ctx.busy ? "sending your move…" : null);
+    return h(`button${primary ? ".primary" : ""}`, {
       type: "button",
       id,
-      dataset: { action: id },
+      dataset: { action: id, why: reason || undefined },
       disabled: !action || ctx.busy,
-      title,
+      title: reason || undefined,
       onclick: () => action && ctx.act(action),
     }, label);
+  };
+  const meldName = (a) => {
+    const m = view.melds.find((x) => x.id === a.meld_id);
+    return m ? `${ctx.name(m.owner)}'s ${m.kind}` : `meld ${a.meld_id}`;
+  };
   return h("div.action-bar#actions", { role: "group", "aria-label": "Your moves" },
     btn("draw", "Draw", draw, { primary: true }),
-    btn("take", "Take discard", take, { title: "Select the cards that meld with the top discard" }),
+    btn("take", "Take discard", take, { primary: Boolean(take) }),
     btn("meld", "Meld", meld, { primary: Boolean(meld) }),
     view.options?.secret_sets ? btn("secret", "Secret set", secret) : null,
-    btn("lay-off", layoffs.length > 1 ? "Lay off (tap a meld)" : "Lay off", layoffs.length === 1 ? layoffs[0] : null),
+    btn("lay-off", "Lay off", layoffs.length === 1 ? layoffs[0] : null),
+    // Several melds take the selection: one button per meld, here in the tray.
+    layoffs.length > 1 ? layoffs.map((a) => h("button.lay-choice", {
+      type: "button", dataset: { key: `lay-${a.meld_id}`, meldTarget: String(a.meld_id) }, disabled: ctx.busy, onclick: () => ctx.act(a),
+    }, `On ${meldName(a)}`)) : null,
     btn("discard", "Discard", discard, { primary: Boolean(discard) }),
     btn("call-draw", "Call Draw", call),
     // A move this client does not know yet still gets a button (sent as listed).
@@ -162,22 +221,19 @@ function actionBar(ctx) {
       h("button", { type: "button", id: `extra-action-${i}`, disabled: ctx.busy, onclick: () => ctx.act(a) }, humanize(a.type))));
 }
 
-function hint(ctx) {
-  const { view, seat } = ctx;
-  if (seat === null || seat === undefined) return "You are watching: nobody's cards are shown until the hand ends.";
-  const legal = view.legal_actions || [];
-  if (view.phase === "over") return "The hand is over.";
-  if (view.away?.[seat]) return "You are away: the server plays your turns until you tap I'm back (or make a move).";
-  if (view.phase === "answers") return first(legal, "fight") ? "Fight or fold?" : "Waiting for answers to the Draw call…";
-  if (!legal.length) return `Waiting for ${ctx.name(view.turn)}…`;
-  if (view.phase === "start") {
-    return ofType(legal, "take_discard").length
-      ? "Your turn: Draw from the stock, or select cards that meld with the top discard and tap it."
-      : "Your turn: Draw from the stock.";
-  }
-  return "Select cards to Meld or Lay off (tap a glowing meld), then select one card and Discard.";
+/** The reasons that hang on the selection, in one visible line under the moves. */
+function whyLine(ctx) {
+  const why = reasons(ctx);
+  const n = ctx.selection.length;
+  // The move the selection is most likely meant for: one card is a discard (or a lay-off),
+  // two or more a meld (or taking the discard, or a lay-off).
+  const order = n === 1 ? ["discard", "lay-off"] : ["meld", "take", "lay-off"];
+  if (order.some((id) => why[id] === null)) return h("p.why#why", { "aria-live": "polite" }, ""); // a move is ready
+  const first = order.map((id) => why[id]).find((r) => r && r.sel);
+  return h("p.why#why", { "aria-live": "polite" }, first ? first.text : "");
 }
 
+/** The board: opponents, stock and discards, and your own melds. */
 export function renderHand(ctx) {
   const { view, seat } = ctx;
   const seated = seat !== null && seat !== undefined;
@@ -185,13 +241,25 @@ export function renderHand(ctx) {
   return h("div.board.tongits", { dataset: { phase: view.phase, version: String(ctx.frame.version) } },
     h("div.opponents", {}, others.map((s) => playerArea(ctx, s))),
     center(ctx),
-    drawCallPanel(ctx),
-    h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx)),
     seated ? playerArea(ctx, seat, { bottom: true }) : null,
+    view.result ? h("p.muted", {}, `Hand over: ${ENDINGS[view.result.ending] || view.result.ending}.`) : null);
+}
+
+/** The tray (fixed at the bottom of a phone): the Draw call prompt, the hint, your hand,
+ * your clock, your moves and why a move is grey. */
+export function renderTray(ctx) {
+  const { view, seat } = ctx;
+  const seated = seat !== null && seat !== undefined;
+  const top = (view.discards || [])[(view.discards || []).length - 1];
+  return [
+    drawCallPanel(ctx),
+    h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx),
+      top && ofType(view.legal, "take_discard").length ? h("span.hint-card", { "aria-label": "Top discard" }, " ", cardView(top, { small: true })) : null),
     seated ? myHand(ctx) : null,
     seated ? ctx.turnStatus : null,
     seated ? actionBar(ctx) : null,
-    view.result ? h("p.muted", {}, `Hand over: ${ENDINGS[view.result.ending] || view.result.ending}.`) : null);
+    seated ? whyLine(ctx) : null,
+  ];
 }
 
 const RULESET_NAMES = { kalaro: "KaLaro", classic: "Classic" };

@@ -1,49 +1,47 @@
 // A table: seats, the hand in play (drawn by the game's module), the lobby controls
-// (sit, ready, leave, host controls), the result of the last hand, and chat.
+// (sit, ready, leave, host controls), the result of the last hand, the move log and chat.
 //
-// Everything on screen comes from the server: the table record (REST + `table`
-// frames), the newest `view` frame of the hand, `result` and `chat` frames. Game moves
+// One store (table-store.js) holds the page's state; socket frames and the player's
+// intents are its only inputs (reducers), and `draw(state)` renders every region from
+// it after each change, patching the DOM in place (table-dom.js): no redraw can be
+// forgotten, and focus, selection and scroll stay where the player left them. Game moves
 // are offered only as the view's legal actions list them, and sent back verbatim.
+//
+// Phones: your hand, the hint and your moves live in the tray (#tray), fixed at the
+// bottom of the screen (styles.css), so no move needs a scroll.
 
 import * as api from "../api.js";
-import { announce, credits, h, mount, toast } from "../dom.js";
+import { announce, credits, mount, toast } from "../dom.js";
 import { ask, confirmDialog } from "./dialogs.js";
 import { renderResult } from "./result.js";
-import { autoPlayText, clockFact, clockSeats, countdown, seatMarkers, startTicker, turnStatus } from "./clock.js";
-import * as tongits from "./table-tongits.js";
-import * as mahjong from "./table-mahjong.js";
+import { clockFact, clockSeats, countdown, seatMarkers, startTicker, turnStatus } from "./clock.js";
+import { h, patch } from "./table-dom.js";
+import { closed, createStore, cues, gameOf, inHand, initialState, isHost, legalOf, mySeat } from "./table-store.js";
+import * as sound from "./table-sound.js";
 
-// Ka Wu Xing is a tile game too: the Mahjong module draws it (3 seats, kongs, Show Hand).
-const GAMES = { tongits, mahjong, kawuxing: mahjong };
 const GAME_NAMES = { tongits: "Tongits", mahjong: "Mahjong", kawuxing: "Ka Wu Xing" };
-const MAX_CHAT = 100;
+const STATUS_TEXT = { waiting: "Waiting for players", dealing: "Dealing…", ended: "Table ended", cancelled: "Table cancelled" };
 
 export async function render(root, app) {
   const { tableId } = app.params;
   const socket = app.socket;
   const me = api.currentUser();
-  const state = {
-    table: null,
-    frame: null, // newest view frame ({view, version, seat, deadline_ms, events, hand_id})
-    result: null, // the last hand's result frame
-    chat: [],
-    selection: [], // selected cards/tiles, in the order they were picked
-    sort: "suit",
-    busy: false,
-    names: new Map(), // user id -> display name (kept after players leave, for results)
-    lastPrompt: "",
-    notice: null, // "Time ran out: …" after the server played for you (until you move)
-  };
-  window.kalaro.tableState = state; // for the console and browser tests
+  const store = createStore(initialState({ tableId, me: me.user_id }));
+  window.kalaro.tableState = store.state; // for the console and browser tests
+  window.kalaro.tableStore = store;
+  const dispatch = (action) => store.dispatch(action);
 
-  // --- regions --------------------------------------------------------------------------
+  // --- regions (each is patched from the state; none is ever replaced) ---------------
   const head = h("header.table-head");
   const felt = h("section.felt#felt", { "aria-label": "Table" });
+  const tray = h("section.tray#tray", { "aria-label": "Your hand and moves" });
   const controls = h("section.controls#controls", { "aria-label": "Table controls" });
   const resultBox = h("section.result-box#result", { "aria-live": "polite" });
+  const logList = h("ol.move-log#move-log", { "aria-label": "Moves so far" });
   const chatList = h("ol.chat-list#chat-list", { "aria-live": "polite", "aria-label": "Chat messages" });
   const chatInput = h("input#chat-input", { type: "text", maxlength: 300, autocomplete: "off", "aria-label": "Chat message", placeholder: "Say something nice…" });
   const chatNote = h("p.muted.small#chat-note", { hidden: true }, "The host turned chat off.");
+  const chatSend = h("button", { type: "submit" }, "Send");
   const chatForm = h("form.chat-form", {
     onsubmit: async (e) => {
       e.preventDefault();
@@ -56,94 +54,54 @@ export async function render(root, app) {
         toast(err.message, "error");
       }
     },
-  }, chatInput, h("button", { type: "submit" }, "Send"));
+  }, chatInput, chatSend);
+  const logPanel = h("section.log.panel", { "aria-labelledby": "log-title" }, h("h2#log-title", {}, "Moves"), logList);
   const chatPanel = h("section.chat.panel", { "aria-labelledby": "chat-title" },
     h("h2#chat-title", {}, "Chat"), chatList, chatNote, chatForm);
 
-  mount(root, h("div.table-page", {}, head, h("div.table-main", {}, resultBox, felt, controls), h("aside.table-side", {}, chatPanel)));
+  mount(root, h("div.table-page", {}, head,
+    h("div.table-main", {}, felt, tray, resultBox, controls),
+    h("aside.table-side", {}, logPanel, chatPanel)));
 
-  // --- derived ---------------------------------------------------------------------------
-  const mySeat = () => {
-    const t = state.table;
-    if (!t) return null;
-    const i = t.seats.findIndex((s) => s && s.user_id === me.user_id);
-    return i < 0 ? null : i;
-  };
-  const isHost = () => state.table && state.table.host_id === me.user_id;
-  const inHand = () => state.table && (state.table.status === "playing" || state.table.status === "dealing");
-  const closed = () => state.table && (state.table.status === "ended" || state.table.status === "cancelled");
-  const game = () => GAMES[state.table?.game];
+  // The tray is fixed at the bottom of a phone: keep the page's end clear of it.
+  const trayHeight = () => document.documentElement.style.setProperty("--tray-h", `${Math.ceil(tray.getBoundingClientRect().height)}px`);
+  const resize = typeof ResizeObserver === "function" ? new ResizeObserver(trayHeight) : null;
+  resize?.observe(tray);
 
-  function remember(table) {
-    table.seats.forEach((s) => { if (s) state.names.set(s.user_id, s.display_name); });
-  }
-
-  function setTable(table) {
-    if (state.table && table.version < state.table.version && table.table_id === state.table.table_id) return;
-    const before = state.table;
-    state.table = table;
-    remember(table);
-    if (before && before.status !== table.status) {
-      app.refreshBalance(); // holds are placed at the deal and released at the end
-      if (table.status === "playing") announce("The hand has been dealt.");
-      if (table.status === "cancelled") announce("The host cancelled the table.");
-      if (table.status === "ended") announce("The host ended the table.");
-    }
-    drawAll();
-  }
-
-  // --- actions ---------------------------------------------------------------------------
-  /** While an action is in flight every button that starts one is disabled (a click
-   * then would be ignored): draw them all again whenever that changes. */
-  function setBusy(busy) {
-    state.busy = busy;
-    drawFelt();
-    drawControls();
-    drawResult();
-  }
+  // --- intents -------------------------------------------------------------------------
+  const state = () => store.state;
 
   async function run(label, fn) {
-    if (state.busy) return;
-    setBusy(true);
+    if (state().busy) return null;
+    dispatch({ type: "busy", busy: true });
     try {
       const out = await fn();
-      if (out && out.table_id) setTable(out);
+      if (out && out.table_id) dispatch({ type: "table", table: out });
       return out;
     } catch (err) {
       toast(`${label}: ${err.message}`, "error");
       return null;
     } finally {
-      setBusy(false);
+      dispatch({ type: "busy", busy: false });
     }
   }
 
   async function act(action) {
-    if (state.busy) return;
-    setBusy(true);
+    if (state().busy) return;
+    dispatch({ type: "busy", busy: true });
     try {
       await socket.act(tableId, action);
-      state.selection = [];
-      state.notice = null;
+      dispatch({ type: "acted" });
     } catch (err) {
       toast(err.message, "error");
     } finally {
-      // Also redraws what frames that came in meanwhile drew disabled (the result, the
-      // table back to waiting after the last move).
-      setBusy(false);
+      dispatch({ type: "busy", busy: false });
     }
-  }
-
-  function toggle(name, { single = false } = {}) {
-    const i = state.selection.indexOf(name);
-    if (i >= 0) state.selection.splice(i, 1);
-    else if (single) state.selection = [name];
-    else state.selection.push(name);
-    drawFelt();
   }
 
   async function sitDown(seat = null) {
     let code = null;
-    if (state.table.private && !isHost()) {
+    if (state().table.private && !isHost(state())) {
       code = api.inviteFor(tableId) || await ask({ title: "Private table", label: "Invite code", hint: "Ask the host for the invite code.", confirm: "Sit down" });
       if (code === null) return;
     }
@@ -155,24 +113,19 @@ export async function render(root, app) {
     }
   }
 
-  // --- drawing ---------------------------------------------------------------------------
-  function drawHead() {
-    const t = state.table;
-    if (!t) {
-      mount(head, h("h1", {}, "Table"), h("p.muted", {}, "Loading…"));
-      return;
-    }
-    const seat = mySeat();
-    const invite = isHost() && t.private ? sessionStorage.getItem(`kalaro.invite.${t.table_id}`) : null;
-    const statusText = {
-      waiting: "Waiting for players",
-      dealing: "Dealing…",
-      playing: `Hand ${t.hand_no}`,
-      ended: "Table ended",
-      cancelled: "Table cancelled",
-    }[t.status] || t.status;
-    const rulesOpen = Boolean(head.querySelector("details.rules")?.open); // kept across redraws
-    mount(head,
+  function toggleMute() {
+    sound.setMuted(!sound.isMuted());
+    draw(state());
+  }
+
+  // --- rendering: every region from the state ------------------------------------------
+  function headView(st) {
+    const t = st.table;
+    if (!t) return [h("h1", {}, "Table"), h("p.muted", {}, st.loadError ? "" : "Loading…")];
+    const seat = mySeat(st);
+    const invite = isHost(st) && t.private ? sessionStorage.getItem(`kalaro.invite.${t.table_id}`) : null;
+    const statusText = t.status === "playing" ? `Hand ${t.hand_no}` : STATUS_TEXT[t.status] || t.status;
+    return [
       h("a.back", { href: "#/", "aria-label": "Back to tables" }, "←"),
       h("div.title", {},
         h("h1", {}, GAME_NAMES[t.game] || t.game, h("span.by", {}, ` · ${t.host_name}'s table`)),
@@ -183,18 +136,18 @@ export async function render(root, app) {
           clockFact(t),
           h("span.fact.status#table-status", { dataset: { status: t.status } }, statusText),
           seat === null ? h("span.fact.watching#watching", {}, "Watching") : h("span.fact.you", {}, `You: seat ${seat + 1}`),
-          invite ? h("span.fact", {}, "Invite code: ", h("code#invite-code", {}, invite)) : null,
-        ),
-        game()?.rulesPanel?.(t, { open: rulesOpen })),
-    );
+          invite ? h("span.fact", {}, "Invite code: ", h("code#invite-code", {}, invite)) : null),
+        gameOf(st)?.rulesPanel?.(t, { open: false })),
+    ];
   }
 
-  function seatsStrip() {
-    const t = state.table;
-    const view = state.frame?.view;
-    const toAct = new Set(view ? (view.to_act || (view.phase === "calls" ? [] : [view.turn])) : []);
+  function seatsStrip(st) {
+    const t = st.table;
+    const view = st.frame?.view;
+    const toAct = new Set(view?.to_act || []);
     const dealer = view ? view.dealer : t.dealer;
-    const seat = mySeat();
+    const seat = mySeat(st);
+    const playing = inHand(st);
     return h("ol.seats#seats", { "aria-label": "Seats" },
       t.seats.map((s, i) => {
         const mine = i === seat;
@@ -205,14 +158,14 @@ export async function render(root, app) {
           if (dealer === i) bits.push(h("span.chip.dealer", { title: "Dealer", "aria-label": "dealer" }, "D"));
           if (s.user_id === t.host_id) bits.push(h("span.chip.host", { title: "Host" }, "Host"));
           if (s.is_bot) bits.push(h("span.chip", {}, "Bot"));
-          bits.push(...seatMarkers(t, inHand() ? view : null, i));
+          bits.push(...seatMarkers(t, playing ? view : null, i));
           if (waiting) bits.push(h(`span.ready${s.ready ? ".yes" : ".no"}`, {}, s.ready ? "✓ Ready" : "Not ready"));
           if (s.leave_after_hand) bits.push(h("span.chip.leaving", {}, "Leaving after this hand"));
-          if (inHand() && toAct.has(i)) bits.push(h("span.chip.turn", {}, "to play"));
-          if (isHost() && waiting && !mine) {
+          if (playing && toAct.has(i)) bits.push(h("span.chip.turn", {}, "to play"));
+          if (isHost(st) && waiting && !mine) {
             bits.push(h("button.small.ghost.remove", {
               type: "button",
-              disabled: state.busy,
+              disabled: st.busy,
               "aria-label": `Remove ${s.display_name}`,
               onclick: async () => {
                 if (await confirmDialog({ title: "Remove player?", body: `Remove ${s.display_name} from seat ${i + 1}?`, confirm: "Remove", danger: true })) {
@@ -224,75 +177,95 @@ export async function render(root, app) {
         } else {
           bits.push(h("span.seat-name.empty", {}, "Empty seat"));
           if (seat === null && waiting) {
-            bits.push(h("button.small.primary.sit-here", { type: "button", disabled: state.busy, onclick: () => sitDown(i), "aria-label": `Sit in seat ${i + 1}` }, "Sit here"));
+            bits.push(h("button.small.primary.sit-here", { type: "button", disabled: st.busy, onclick: () => sitDown(i), "aria-label": `Sit in seat ${i + 1}` }, "Sit here"));
           }
-          if (isHost() && waiting && t.bet === 0) {
+          if (isHost(st) && waiting && t.bet === 0) {
             // Bots never play for credits: only zero-bet tables offer them.
             bits.push(h("button.small.add-bot", {
               type: "button",
-              disabled: state.busy,
+              disabled: st.busy,
               "aria-label": `Seat a bot in seat ${i + 1}`,
               onclick: () => run("Add a bot", () => api.addBot(tableId, i)),
             }, "Add a bot"));
           }
         }
-        return h(`li.seat${mine ? ".mine" : ""}${s ? "" : ".open"}${inHand() && toAct.has(i) ? ".acting" : ""}`, { dataset: { seat: String(i) } },
+        return h(`li.seat${mine ? ".mine" : ""}${s ? "" : ".open"}${playing && toAct.has(i) ? ".acting" : ""}`, { dataset: { seat: String(i) } },
           h("span.seat-no", {}, `Seat ${i + 1}`), ...bits);
       }));
   }
 
-  function drawFelt() {
-    const t = state.table;
-    if (!t) return;
-    const active = document.activeElement;
-    const focusKey = active && felt.contains(active) ? focusKeyOf(active) : null;
-    const module = game();
-    const parts = [seatsStrip()];
-    if (closed()) {
+  /** What the game modules draw from (the same for the board and the tray). */
+  function gameCtx(st) {
+    const t = st.table;
+    const frame = st.frame;
+    return {
+      table: t,
+      frame,
+      view: frame.view,
+      seat: frame.seat,
+      selection: st.selection,
+      picked: st.picked,
+      sort: st.sort,
+      busy: st.busy,
+      name: (i) => t.seats[i]?.display_name || `Seat ${i + 1}`,
+      toggle: (item) => dispatch({ type: "toggle", item }),
+      setSelection: (items, picked) => dispatch({ type: "select", items, picked }),
+      setSort: (sort) => dispatch({ type: "sort", sort }),
+      act,
+      // Away / reconnecting / offline chips and the running clock of seat i (not
+      // yours: yours is in `turnStatus`, by your moves).
+      markers: (i) => seatMarkers(t, frame.view, i),
+      clockOf: (i) => (i !== frame.seat && clockSeats(frame).has(i) ? countdown(frame.deadline_ms) : null),
+      turnStatus: turnStatus({
+        frame,
+        seat: frame.seat,
+        notice: st.notice,
+        busy: st.busy,
+        back: () => act(legalOf(frame).find((a) => a.type === "back") || { type: "back" }),
+        dismiss: () => dispatch({ type: "dismiss-notice" }),
+      }),
+    };
+  }
+
+  function feltView(st) {
+    const t = st.table;
+    if (!t) {
+      return st.loadError ? h("div.felt-message", {}, h("p", {}, st.loadError), h("a.button.primary", { href: "#/" }, "Back to tables")) : null;
+    }
+    const module = gameOf(st);
+    const parts = [seatsStrip(st)];
+    if (closed(st)) {
       parts.push(h("div.felt-message", {}, h("p", {}, t.status === "cancelled" ? "The host cancelled this table. Any hand in progress was voided: no credits moved." : "This table has ended. Thanks for playing!"),
         h("a.button.primary", { href: "#/" }, "Back to tables")));
     } else if (!module) {
       parts.push(h("div.felt-message", {}, h("p", {}, `${GAME_NAMES[t.game] || t.game} is not playable in the web client yet.`)));
-    } else if (state.frame && inHand()) {
-      parts.push(module.renderHand({
-        table: t,
-        frame: state.frame,
-        view: state.frame.view,
-        seat: state.frame.seat,
-        selection: state.selection,
-        sort: state.sort,
-        busy: state.busy,
-        name: (i) => t.seats[i]?.display_name || `Seat ${i + 1}`,
-        toggle,
-        setSelection: (sel) => { state.selection = sel; drawFelt(); },
-        setSort: (s) => { state.sort = s; drawFelt(); },
-        act,
-        // Away / reconnecting / offline chips and the running clock of seat i (not
-        // yours: yours is in `turnStatus`, by your moves).
-        markers: (i) => seatMarkers(t, state.frame.view, i),
-        clockOf: (i) => (i !== state.frame.seat && clockSeats(state.frame).has(i) ? countdown(state.frame.deadline_ms) : null),
-        turnStatus: turnStatus({
-          frame: state.frame,
-          seat: state.frame.seat,
-          notice: state.notice,
-          busy: state.busy,
-          back: () => {
-            const v = state.frame.view;
-            act((v.legal_actions || v.legal || []).find((a) => a.type === "back") || { type: "back" });
-          },
-          dismiss: () => { state.notice = null; drawFelt(); },
-        }),
-      }));
+    } else if (st.frame && inHand(st)) {
+      parts.push(module.renderHand(gameCtx(st)));
     } else {
-      parts.push(waitingMessage());
+      parts.push(waitingMessage(st));
     }
-    mount(felt, parts);
-    if (focusKey) restoreFocus(felt, focusKey);
-    promptAnnouncements();
+    return parts;
   }
 
-  function waitingMessage() {
-    const t = state.table;
+  function trayView(st) {
+    const module = gameOf(st);
+    const playing = st.table && st.frame && inHand(st) && module && !closed(st);
+    const last = st.log[st.log.length - 1];
+    const muted = sound.isMuted();
+    const bar = h("div.tray-bar", {},
+      h("p.last-move#last-move", { "aria-hidden": "true", dataset: { key: last?.key || "none", kind: last?.kind || "" } }, last ? last.text : ""),
+      h("button.ghost.small.mute#mute", {
+        type: "button",
+        "aria-pressed": String(muted),
+        "aria-label": muted ? "Sounds off: tap to turn them on" : "Sounds on: tap to mute",
+        title: muted ? "Sounds are off" : "Sounds are on",
+        onclick: toggleMute,
+      }, muted ? "♪ Off" : "♪ On"));
+    return [bar, playing ? module.renderTray(gameCtx(st)) : null];
+  }
+
+  function waitingMessage(st) {
+    const t = st.table;
     const empty = t.seats.filter((s) => !s).length;
     const notReady = t.seats.filter((s) => s && !s.ready).length;
     let text;
@@ -300,41 +273,43 @@ export async function render(root, app) {
     else if (t.status === "playing") text = "Loading the hand…";
     else if (empty) text = `Waiting for ${empty} more player${empty > 1 ? "s" : ""}.`;
     else if (notReady) text = `Waiting for ${notReady} player${notReady > 1 ? "s" : ""} to tap Ready.`;
-    else text = `Everyone is ready. Waiting for ${isHost() ? "you" : t.host_name} to deal.`;
+    else text = `Everyone is ready. Waiting for ${isHost(st) ? "you" : t.host_name} to deal.`;
     return h("div.felt-message#waiting", {}, h("p", {}, text));
   }
 
   /** I am ready / not ready, with fresh entropy for the next shuffle. */
-  function readyButton(id) {
-    const mine = state.table.seats[mySeat()];
+  function readyButton(st, id) {
+    const mine = st.table.seats[mySeat(st)];
+    const waiting = st.table.status === "waiting";
     return h(`button#${id}${mine.ready ? "" : ".primary"}`, {
       type: "button",
-      disabled: state.table.status !== "waiting" || state.busy,
+      disabled: !waiting || st.busy,
+      title: waiting ? undefined : "You can tap Ready when the hand is over",
       "aria-pressed": String(mine.ready),
       onclick: () => run("Ready", () => api.ready(tableId, !mine.ready, mine.ready ? "" : api.randomHex(16))),
-    }, mine.ready ? "✓ Ready (tap to undo)" : state.result ? "Ready for the next hand" : "I am ready");
+    }, mine.ready ? "✓ Ready (tap to undo)" : st.result ? "Ready for the next hand" : "I am ready");
   }
 
-  function drawControls() {
-    const t = state.table;
-    if (!t) return;
-    const seat = mySeat();
+  function controlsView(st) {
+    const t = st.table;
+    if (!t) return null;
+    const seat = mySeat(st);
     const mine = seat === null ? null : t.seats[seat];
     const waiting = t.status === "waiting";
     const items = [];
-    if (!closed()) {
+    if (!closed(st)) {
       if (seat === null) {
         const free = t.seats.some((s) => !s);
         if (free) {
-          items.push(h("button.primary#sit", { type: "button", disabled: !waiting || state.busy, onclick: () => sitDown(null) }, "Sit down"),
+          items.push(h("button.primary#sit", { type: "button", disabled: !waiting || st.busy, title: waiting ? undefined : "You can sit when this hand ends", onclick: () => sitDown(null) }, "Sit down"),
             waiting ? null : h("span.muted.small", {}, "You can sit when this hand ends."));
         } else {
           items.push(h("span.muted.small", {}, "The table is full — enjoy watching."));
         }
       } else {
-        if (waiting) items.push(readyButton("ready"));
+        if (waiting) items.push(readyButton(st, "ready"));
         if (waiting) {
-          items.push(h("button#leave", { type: "button", disabled: state.busy, onclick: async () => {
+          items.push(h("button#leave", { type: "button", disabled: st.busy, onclick: async () => {
             const out = await run("Leave", () => api.leave(tableId));
             if (out) { socket.resubscribe(tableId); app.refreshBalance(); }
           } }, "Leave seat"));
@@ -342,143 +317,138 @@ export async function render(root, app) {
           items.push(h("button#leave-after", {
             type: "button",
             "aria-pressed": String(mine.leave_after_hand),
-            disabled: state.busy,
+            disabled: st.busy,
             onclick: () => run("Leave after this hand", () => api.leaveAfterHand(tableId, !mine.leave_after_hand)),
           }, mine.leave_after_hand ? "✓ Leaving after this hand" : "Leave after this hand"));
         }
       }
     }
     const host = [];
-    if (isHost() && !closed()) {
+    if (isHost(st) && !closed(st)) {
       const empty = t.seats.filter((s) => !s).length;
       const notReady = t.seats.filter((s) => s && !s.ready).length;
       const canDeal = waiting && !empty && !notReady;
+      const dealWhy = !waiting ? "A hand is in progress" : empty ? `Deal needs every seat filled (${empty} empty).` : notReady ? `Deal needs everyone ready (${notReady} not ready).` : null;
       host.push(
-        h("button.primary#deal", { type: "button", disabled: !canDeal || state.busy, onclick: () => run("Deal", () => api.deal(tableId)) }, "Deal"),
-        h("button#chat-toggle", { type: "button", "aria-pressed": String(!t.chat_enabled), disabled: state.busy, onclick: () => run("Chat", () => api.setChat(tableId, !t.chat_enabled)) }, t.chat_enabled ? "Turn chat off" : "Turn chat on"),
-        h("button#end-table", { type: "button", disabled: !waiting || state.busy, onclick: async () => {
+        h("button.primary#deal", { type: "button", disabled: !canDeal || st.busy, title: dealWhy || undefined, onclick: () => run("Deal", () => api.deal(tableId)) }, "Deal"),
+        h("button#chat-toggle", { type: "button", "aria-pressed": String(!t.chat_enabled), disabled: st.busy, onclick: () => run("Chat", () => api.setChat(tableId, !t.chat_enabled)) }, t.chat_enabled ? "Turn chat off" : "Turn chat on"),
+        h("button#end-table", { type: "button", disabled: !waiting || st.busy, title: waiting ? undefined : "End the table between hands (or cancel it)", onclick: async () => {
           if (await confirmDialog({ title: "End the table?", body: "Close this table for good. Everyone returns to the lobby.", confirm: "End table", danger: true })) run("End", () => api.endTable(tableId));
         } }, "End table"),
-        h("button.danger#cancel-table", { type: "button", disabled: state.busy, onclick: async () => {
+        h("button.danger#cancel-table", { type: "button", disabled: st.busy, onclick: async () => {
           if (await confirmDialog({ title: "Cancel the table?", body: "Closes the table now. A hand in progress is voided: no credits move.", confirm: "Cancel table", danger: true })) run("Cancel", () => api.cancelTable(tableId));
         } }, "Cancel table"),
       );
-      if (!canDeal && waiting) {
-        host.push(h("span.muted.small#deal-hint", {}, empty ? `Deal needs every seat filled (${empty} empty).` : `Deal needs everyone ready (${notReady} not ready).`));
-      }
+      if (!canDeal && waiting) host.push(h("span.muted.small#deal-hint", {}, dealWhy));
     }
-    mount(controls,
+    return [
       items.length ? h("div.control-row", { role: "group", "aria-label": "Your seat" }, items) : null,
-      host.length ? h("div.control-row.host", { role: "group", "aria-label": "Host controls" }, h("span.label", {}, "Host"), host) : null);
-    chatNote.hidden = t.chat_enabled;
-    chatInput.disabled = !t.chat_enabled;
-    chatForm.querySelector("button").disabled = !t.chat_enabled;
+      host.length ? h("div.control-row.host", { role: "group", "aria-label": "Host controls" }, h("span.label", {}, "Host"), host) : null,
+    ];
   }
 
-  function drawResult() {
-    if (!state.result || !state.table) {
-      resultBox.replaceChildren();
-      return;
-    }
-    const seat = mySeat();
-    const canReady = seat !== null && state.table.status === "waiting";
-    mount(resultBox, renderResult(state.result, {
-      game: state.table.game,
-      name: (userId, s) => state.names.get(userId) || `Seat ${s + 1}`,
-      me: me.user_id,
-      onClose: () => { state.result = null; drawAll(); },
-      actions: canReady ? readyButton("result-ready") : null,
-    }));
+  function resultView(st) {
+    if (!st.result || !st.table) return null;
+    const seat = mySeat(st);
+    const canReady = seat !== null && st.table.status === "waiting";
+    return renderResult(st.result, {
+      game: st.table.game,
+      name: (userId, s) => st.names[userId] || `Seat ${s + 1}`,
+      me: st.me,
+      onClose: () => dispatch({ type: "close-result" }),
+      actions: canReady ? readyButton(st, "result-ready") : null,
+    });
   }
 
-  /** Append one message (the list is a live region: only the new line is read out). */
-  function addChat(c) {
-    chatList.append(h(`li${c.user_id === me.user_id ? ".mine" : ""}`, {},
+  function logView(st) {
+    const fresh = new Set(st.fresh.map((e) => e.key));
+    if (!st.log.length) return h("li.muted.small", { dataset: { key: "empty" } }, "Moves will show here.");
+    return st.log.map((e) => h(`li.log-entry.${e.kind}${e.mine ? ".mine" : ""}${fresh.has(e.key) ? ".fresh" : ""}`, { dataset: { key: e.key, kind: e.kind } }, e.text));
+  }
+
+  function chatView(st) {
+    return st.chat.map((c, i) => h(`li${c.user_id === st.me ? ".mine" : ""}`, { dataset: { key: `${c.at}:${c.user_id}:${i}` } },
       h("span.who", {}, c.display_name), h("span.text", {}, c.text)));
-    while (chatList.children.length > MAX_CHAT) chatList.firstElementChild.remove();
-    chatList.scrollTop = chatList.scrollHeight;
   }
 
-  function drawAll() {
-    drawHead();
-    drawFelt();
-    drawControls();
-    drawResult();
+  function draw(st) {
+    patch(head, headView(st));
+    head.classList.toggle("offline", st.socket !== "open" && st.socket !== "idle");
+    patch(felt, feltView(st));
+    const playing = Boolean(st.table && st.frame && inHand(st) && !closed(st));
+    tray.classList.toggle("playing", playing);
+    patch(tray, trayView(st));
+    patch(resultBox, resultView(st));
+    patch(controls, controlsView(st));
+    // The log and chat scroll inside their own boxes, never the page.
+    const logAtEnd = logList.scrollTop + logList.clientHeight >= logList.scrollHeight - 8;
+    patch(logList, logView(st));
+    if (logAtEnd) logList.scrollTop = logList.scrollHeight;
+    const chatCount = chatList.children.length;
+    patch(chatList, chatView(st));
+    if (chatList.children.length !== chatCount) chatList.scrollTop = chatList.scrollHeight;
+    const chatOn = !st.table || st.table.chat_enabled;
+    chatNote.hidden = chatOn;
+    chatInput.disabled = !chatOn;
+    chatSend.disabled = !chatOn;
+    chatSend.title = chatOn ? "" : "The host turned chat off";
+    trayHeight();
   }
 
-  /** The server played for you (a time-out), or someone came back / went away. */
-  function noteClockEvents(f, before) {
-    const events = f.events || [];
-    if (!events.length) return;
-    const seat = f.seat;
-    const text = seat === null || seat === undefined ? null : autoPlayText(events, seat, before?.view?.clock?.kind);
-    if (text) {
-      state.notice = text;
-      const away = events.some((e) => e.type === "timed_out" && e.seat === seat && e.away) && !before?.view?.away?.[seat];
-      announce(away ? `${text} You are marked away: your turns are played for you until you tap I'm back.` : text);
+  // --- side effects of a change (never in a reducer) -----------------------------------
+  function effects(st, prev) {
+    const before = prev.table;
+    const t = st.table;
+    if (before && t && before.status !== t.status) {
+      app.refreshBalance(); // holds are placed at the deal and released at the end
+      if (t.status === "playing") announce("The hand has been dealt.");
+      if (t.status === "cancelled") announce("The host cancelled the table.");
+      if (t.status === "ended") announce("The host ended the table.");
     }
-    for (const e of events) {
-      if (e.type === "returned" && e.seat === seat) {
-        state.notice = null;
-        announce("Welcome back: your turns are yours again.");
-      }
-    }
-  }
-
-  function promptAnnouncements() {
-    const module = game();
-    const view = state.frame?.view;
-    if (!module || !view || !inHand()) return;
-    const text = module.prompt(view, state.frame.seat, (i) => state.table.seats[i]?.display_name || `Seat ${i + 1}`);
-    if (text && text !== state.lastPrompt) announce(text);
-    state.lastPrompt = text || "";
-  }
-
-  // --- socket --------------------------------------------------------------------------
-  const offs = [
-    socket.on("subscribed", (f) => { if (f.table.table_id === tableId) setTable(f.table); }),
-    socket.on("table", (f) => { if (f.table.table_id === tableId) setTable(f.table); }),
-    socket.on("view", (f) => {
-      if (f.table_id !== tableId) return;
-      const newHand = !state.frame || state.frame.hand_id !== f.hand_id;
-      if (newHand) {
-        state.selection = [];
-        state.notice = null;
-        if (f.view.phase !== "over") state.result = null;
-      }
-      // Keep only selected cards that are still in the hand.
-      const mine = game()?.concealed(f.view) || [];
-      state.selection = state.selection.filter((c) => mine.includes(c));
-      noteClockEvents(f, newHand ? null : state.frame);
-      state.frame = f;
-      drawFelt();
-      drawResult();
-      if (newHand) drawControls();
-    }),
-    socket.on("result", (f) => {
-      if (f.table_id !== tableId) return;
-      state.result = f;
-      drawAll();
+    if (st.result && st.result !== prev.result) {
       app.refreshBalance();
-      const seat = f.players.indexOf(me.user_id);
-      if (seat >= 0) announce(`Hand over. You ${f.payments[seat] >= 0 ? "received" : "paid"} ${credits(Math.abs(f.payments[seat]))} credits.`);
+      const seat = st.result.players.indexOf(st.me);
+      if (seat >= 0) announce(`Hand over. You ${st.result.payments[seat] >= 0 ? "received" : "paid"} ${credits(Math.abs(st.result.payments[seat]))} credits.`);
       else announce("Hand over.");
-    }),
-    socket.on("chat", (f) => {
-      if (f.table_id !== tableId) return;
-      state.chat.push(f);
-      if (state.chat.length > MAX_CHAT) state.chat.shift();
-      addChat(f);
-    }),
-    socket.on("error", (f) => {
-      // Answers to our own requests (with a ref) are reported where they were made.
-      const quiet = ["token_expired", "invalid_token", "not_subscribed"];
-      if ((f.ref === undefined || f.ref === null) && !quiet.includes(f.code)) toast(f.message, "error");
-    }),
-    socket.on("status", (s) => {
-      head.classList.toggle("offline", s !== "open");
-    }),
+    }
+    if (st.error && st.error !== prev.error) toast(st.error.message, "error");
+    if (st.notice && st.notice !== prev.notice) {
+      const seat = st.frame?.seat;
+      const away = Boolean(st.frame?.view?.away?.[seat]) && !prev.frame?.view?.away?.[seat];
+      announce(away ? `${st.notice} You are marked away: your turns are played for you until you tap I'm back.` : st.notice);
+    } else if (!st.notice && prev.notice && st.frame !== prev.frame && (st.frame?.events || []).some((e) => e.type === "returned" && e.seat === st.frame.seat)) {
+      announce("Welcome back: your turns are yours again.");
+    }
+    const module = gameOf(st);
+    if (module && st.frame && st.frame !== prev.frame && inHand(st)) {
+      const text = module.prompt(st.frame.view, st.frame.seat, (i) => st.table.seats[i]?.display_name || `Seat ${i + 1}`);
+      const was = prev.frame && prev.table ? module.prompt(prev.frame.view, prev.frame.seat, (i) => prev.table.seats[i]?.display_name || `Seat ${i + 1}`) : "";
+      if (text && text !== was) announce(text);
+    }
+    for (const cue of cues(prev, st)) sound.play(cue);
+  }
+
+  store.subscribe((st, prev) => {
+    window.kalaro.tableState = st;
+    draw(st);
+    effects(st, prev);
+  });
+  // Table notices (removed, ended: table-notices.js) watch the socket itself, wired once in
+  // app.js, so they work on any page; store.onTable((prev, next, state) => …) is here for
+  // anything that must react to the table record inside this view.
+
+  // --- socket frames: straight into the store -----------------------------------------
+  const offs = [
+    socket.on("subscribed", (f) => dispatch({ type: "subscribed", table: f.table })),
+    socket.on("table", (f) => dispatch({ type: "table", table: f.table })),
+    socket.on("view", (f) => dispatch({ type: "view", frame: f })),
+    socket.on("result", (f) => dispatch({ type: "result", frame: f })),
+    socket.on("chat", (f) => dispatch({ type: "chat", frame: f })),
+    socket.on("error", (f) => dispatch({ type: "error", frame: f })),
+    socket.on("status", (s) => dispatch({ type: "status", status: s })),
   ];
+  dispatch({ type: "status", status: socket.status });
+  draw(store.state);
 
   try {
     // A private table is shown only with its invite code (unless you host it or sit
@@ -493,40 +463,32 @@ export async function render(root, app) {
       table = await api.getTable(tableId, code);
       api.rememberInvite(tableId, code);
     }
-    setTable(table);
+    dispatch({ type: "table", table });
   } catch (err) {
-    mount(felt, h("div.felt-message", {}, h("p", {}, err.code === "not_found" ? "This table does not exist (or has closed)." : err.message), h("a.button.primary", { href: "#/" }, "Back to tables")));
-    return () => offs.forEach((off) => off());
+    dispatch({ type: "load-error", error: err.code === "not_found" ? "This table does not exist (or has closed)." : err.message });
+    return () => { offs.forEach((off) => off()); resize?.disconnect(); };
   }
   socket.subscribe(tableId);
+  sound.unlockOnGesture();
 
   felt.addEventListener("keydown", handKeys);
-  const stopTicker = startTicker(felt);
+  tray.addEventListener("keydown", handKeys);
+  const stopTicker = startTicker(root);
 
   return () => {
     stopTicker();
+    resize?.disconnect();
     offs.forEach((off) => off());
     socket.unsubscribe(tableId);
-    if (window.kalaro.tableState === state) window.kalaro.tableState = null;
+    document.documentElement.style.removeProperty("--tray-h");
+    if (window.kalaro.tableStore === store) {
+      window.kalaro.tableState = null;
+      window.kalaro.tableStore = null;
+    }
   };
 }
 
 // --- focus and keyboard ---------------------------------------------------------------
-
-function focusKeyOf(el) {
-  if (el.id) return `#${el.id}`;
-  if (el.dataset.card) return `[data-card="${el.dataset.card}"]`;
-  if (el.dataset.tile && el.dataset.index) return `[data-tile="${el.dataset.tile}"][data-index="${el.dataset.index}"]`;
-  if (el.dataset.meld) return `[data-meld="${el.dataset.meld}"]`;
-  if (el.dataset.action) return `[data-action="${el.dataset.action}"]`;
-  return null;
-}
-
-function restoreFocus(container, key) {
-  const el = container.querySelector(key);
-  if (el && !el.disabled) el.focus();
-  else container.querySelector(".hand button")?.focus();
-}
 
 /** Arrow keys move between the cards/tiles of your hand; Space/Enter select (native). */
 function handKeys(event) {

@@ -1,7 +1,9 @@
 // Wallet: balance, holds, history, and asking an admin for credits.
 
 import * as api from "../api.js";
-import { credits, field, h, mount, signed, toast, when } from "../dom.js";
+import { credits, field, h, mount, signed, toast } from "../dom.js";
+import { formatDate, isoDate } from "../format.js";
+import { replayHref, short } from "./history.js";
 
 const POLL_MS = 4000;
 const KINDS = { welcome: "Welcome grant", grant: "Grant", adjust: "Adjustment", credit_request: "Credit request", settlement: "Hand" };
@@ -26,8 +28,8 @@ export function render(root, app) {
       if (reset) historyBody.replaceChildren();
       for (const e of page.entries) {
         historyBody.append(h("tr", {},
-          h("td", { title: e.memo }, when(e.created_at, true)),
-          h("td", {}, KINDS[e.kind] || e.kind),
+          h("td", { title: e.memo }, h("time", { datetime: isoDate(e.created_at) }, formatDate(e.created_at))),
+          h("td", {}, what(e)),
           h("td.hide-phone", {}, e.memo),
           h(`td.num.amount${e.amount > 0 ? ".plus" : e.amount < 0 ? ".minus" : ""}`, {}, signed(e.amount))));
       }
@@ -45,7 +47,7 @@ export function render(root, app) {
       mount(requests, list.length ? list.map((r) => h("li", { dataset: { status: r.status } },
         h("span.amount", {}, credits(r.amount)),
         h(`span.badge.${r.status}`, {}, r.status),
-        h("span.muted.small", {}, when(r.created_at)),
+        h("span.muted.small", {}, h("time", { datetime: isoDate(r.created_at) }, formatDate(r.created_at))),
         r.reason ? h("span.small", {}, `— ${r.reason}`) : null)) : h("li.muted", {}, "No requests yet."));
     } catch (err) {
       toast(err.message, "error");
@@ -87,6 +89,7 @@ export function render(root, app) {
       h("div.columns", {},
         h("section.panel", { "aria-labelledby": "req-title" }, h("h2#req-title", {}, "Request credits"), form, h("h3", {}, "Your requests"), requests),
         h("section.panel", { "aria-labelledby": "hist-title" }, h("h2#hist-title", {}, "History"),
+          h("p.small", {}, h("a#wallet-my-hands", { href: "#/hands" }, "My hands: replay and verify your finished hands")),
           h("div.table-scroll", {}, h("table.history", {},
             h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "When"), h("th", { scope: "col" }, "What"), h("th.hide-phone", { scope: "col" }, "Note"), h("th", { scope: "col" }, "Credits"))),
             historyBody)),
@@ -111,6 +114,16 @@ export function render(root, app) {
     off();
     clearInterval(timer);
   };
+}
+
+// A hand's entry ("hand h_62ec… at table 23ff…") links to its replay; the ledger does
+// not know the game, so the replay page finds it.
+const HAND_MEMO = /^hand (\S+) at table (\S+)$/;
+
+function what(e) {
+  const m = e.kind === "settlement" ? HAND_MEMO.exec(e.memo) : null;
+  if (!m) return KINDS[e.kind] || e.kind;
+  return h("a.hand-link", { href: replayHref("any", m[1]), "aria-label": `Replay hand ${short(m[1])} at table ${short(m[2])}` }, "Hand ▸");
 }
 
 function stat(label, value, key) {

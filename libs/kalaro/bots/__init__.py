@@ -8,7 +8,7 @@ never the hidden state, so a bot knows exactly what a person in that chair knows
 Given the same view and the same rng state a policy makes the same choice.
 
     policy = policy_for("tongits", "smart")
-    action = policy.choose(view, rng)  # one of view.legal_actions, or None
+    action = policy.choose(view, rng)  # one of view.legal, or None
 
 Names: ``"random"`` (uniform over the legal actions) and ``"smart"`` (see
 :mod:`kalaro.bots.tongits`, :mod:`kalaro.bots.mahjong` and :mod:`kalaro.bots.kawuxing`).
@@ -18,8 +18,8 @@ pure engines.
 
 from __future__ import annotations
 
+import importlib
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -52,20 +52,9 @@ class Policy(Protocol):
         ...
 
 
-# Where each game's View lists the seat's legal actions (the two engines name it apart).
-_LEGAL: dict[str, Callable[[Any], tuple[Any, ...]]] = {
-    "tongits": lambda view: tuple(view.legal_actions),
-    "mahjong": lambda view: tuple(view.legal),
-    "kawuxing": lambda view: tuple(view.legal),
-}
-
-
 def legal_actions(game: str, view: Any) -> tuple[Any, ...]:
     """The legal actions ``view`` (a ``game`` View) offers its seat."""
-    try:
-        return _LEGAL[game](view)
-    except KeyError:
-        raise UnknownGame(f"no bots for game {game!r}; we have {', '.join(_LEGAL)}") from None
+    return tuple(view.legal)  # every game's View has the same envelope
 
 
 @dataclass(frozen=True)
@@ -80,27 +69,31 @@ class RandomPolicy:
         return rng.choice(legal) if legal else None
 
 
+# Each game's "smart" policy, by dotted path: imported only when asked for, so a
+# tongits-only process never loads the mahjong bot, and back.
+_SMART_POLICIES: dict[str, str] = {
+    "tongits": "kalaro.bots.tongits.SmartTongits",
+    "mahjong": "kalaro.bots.mahjong.SmartMahjong",
+    "kawuxing": "kalaro.bots.kawuxing.SmartKaWuXing",
+}
+
+
 def policy_for(game: str, name: str) -> Policy:
     """The policy called ``name`` for ``game``.
 
     Raises :class:`~kalaro.games.registry.UnknownGame` or :class:`UnknownPolicy` with
     the names we do have.
     """
-    if game not in game_names() or game not in _LEGAL:
-        raise UnknownGame(f"no bots for game {game!r}; we have {', '.join(_LEGAL)}")
+    if game not in game_names():
+        raise UnknownGame(f"no bots for game {game!r}; we have {', '.join(game_names())}")
     if name == "random":
         return RandomPolicy(game)
-    if name == "smart":
-        # imported here so a tongits-only process never loads the mahjong bot, and back
-        if game == "tongits":
-            from kalaro.bots.tongits import SmartTongits
-
-            return SmartTongits()
-        if game == "kawuxing":
-            from kalaro.bots.kawuxing import SmartKaWuXing
-
-            return SmartKaWuXing()
-        from kalaro.bots.mahjong import SmartMahjong
-
-        return SmartMahjong()
-    raise UnknownPolicy(f"unknown policy {name!r}; choose from {', '.join(POLICY_NAMES)}")
+    if name != "smart":
+        raise UnknownPolicy(f"unknown policy {name!r}; choose from {', '.join(POLICY_NAMES)}")
+    try:
+        path = _SMART_POLICIES[game]
+    except KeyError:  # a game newly registered, its bot not written yet
+        raise UnknownPolicy(f"no smart policy for {game!r} yet; choose random") from None
+    module_name, _, class_name = path.rpartition(".")
+    policy: Policy = getattr(importlib.import_module(module_name), class_name)()
+    return policy

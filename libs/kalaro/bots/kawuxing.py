@@ -28,16 +28,10 @@ wall, so claims are pongs and kongs.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kalaro.bots.cuts import fold as _fold
-from kalaro.bots.cuts import folds as _folds
-from kalaro.bots.cuts import group_id as _group_id
-from kalaro.bots.cuts import group_ids as _group_ids
-from kalaro.bots.cuts import value as _value
-from kalaro.bots.cuts import values as _values
+from kalaro.bots.tilebot import Hand, Shape, live_counts
 from kalaro.games.kawuxing import (
     KINDS,
     WINNING_SETS,
@@ -58,18 +52,9 @@ from kalaro.games.kawuxing import (
 
 __all__ = ["SmartKaWuXing", "shanten"]
 
-_INDEX: dict[str, int] = {kind: i for i, kind in enumerate(KINDS)}
 #: dots 1-9, bamboo 1-9 (runs allowed), dragons (pongs and pairs only)
-_GROUPS: tuple[tuple[int, int], ...] = ((0, 9), (9, 18), (18, 21))
-_GROUP_OF: tuple[int, ...] = tuple(0 if k < 9 else 1 if k < 18 else 2 for k in range(len(KINDS)))
-_SEVEN_PAIRS = 7
-
-
-def _counts(tiles: Iterable[str]) -> list[int]:
-    counts = [0] * len(KINDS)
-    for tile in tiles:
-        counts[_INDEX[tile]] += 1
-    return counts
+_SHAPE = Shape(KINDS, ((0, 9), (9, 18), (18, 21)))
+_INDEX = _SHAPE.index
 
 
 def shanten(tiles: Iterable[str], sets: int = WINNING_SETS, seven_pairs: bool | None = None) -> int:
@@ -78,74 +63,8 @@ def shanten(tiles: Iterable[str], sets: int = WINNING_SETS, seven_pairs: bool | 
 
     -1: complete; 0: ready, e.g. ``shanten(parse_tiles("123p 456p 789s 55z 67s")) == 0``.
     """
-    hand = _Hand(_counts(tiles), sets, sets == WINNING_SETS if seven_pairs is None else seven_pairs)
-    return hand.shanten()
-
-
-class _Hand:
-    """One concealed hand's counts and group fronts, for trying one-tile changes fast.
-
-    A one-tile change only re-cuts that tile's group; the other two are folded once per
-    hand and reused. Seven pairs (no melds only) is ``6 - pairs`` (four alike: two pairs).
-    """
-
-    __slots__ = ("_others", "counts", "fronts", "pairs", "sets", "seven")
-
-    def __init__(self, counts: list[int], sets: int, seven: bool) -> None:
-        self.counts = counts
-        self.sets = sets
-        self.seven = seven
-        self.fronts = [_group_id(tuple(counts[lo:hi])) for lo, hi in _GROUPS]
-        self.pairs = sum(c // 2 for c in counts)
-        self._others: list[int | None] = [None] * len(_GROUPS)
-
-    def shanten(self) -> int:
-        a, b, c = self.fronts
-        regular = _value(_fold(_fold(a, b), c), self.sets)
-        if self.seven:
-            return min(regular, _SEVEN_PAIRS - 1 - self.pairs)
-        return regular
-
-    def _without_group(self, group: int) -> int:
-        known = self._others[group]
-        if known is None:
-            a, b = (self.fronts[g] for g in range(len(_GROUPS)) if g != group)
-            known = self._others[group] = _fold(a, b)
-        return known
-
-    def changed(self, kind: int, delta: int) -> int:
-        """Shanten with one copy of ``kind`` added (``delta`` 1) or taken out (-1)."""
-        group = _GROUP_OF[kind]
-        lo, hi = _GROUPS[group]
-        counts = self.counts
-        held = counts[kind]
-        counts[kind] = held + delta
-        key = tuple(counts[lo:hi])
-        counts[kind] = held
-        front = _group_ids.get(key)
-        if front is None:
-            front = _group_id(key)
-        others = self._others[group]
-        if others is None:
-            others = self._without_group(group)
-        both = _folds.get((front, others))
-        if both is None:
-            both = _fold(front, others)
-        value = _values.get((both, self.sets))
-        if value is None:
-            value = _value(both, self.sets)
-        if self.seven:
-            pairs = self.pairs - held // 2 + (held + delta) // 2
-            value = min(value, _SEVEN_PAIRS - 1 - pairs)
-        return value
-
-    def less(self, kind: int) -> _Hand:
-        counts = self.counts.copy()
-        counts[kind] -= 1
-        return _Hand(counts, self.sets, self.seven)
-
-    def tiles(self) -> list[str]:
-        return [KINDS[k] for k, c in enumerate(self.counts) for _ in range(c)]
+    seven = sets == WINNING_SETS if seven_pairs is None else seven_pairs
+    return Hand(_SHAPE, _SHAPE.counts(tiles), sets, seven).shanten()
 
 
 def _meld(view: MeldView) -> Meld:
@@ -174,8 +93,8 @@ class _Seat:
     cap: int | None
     wall: int
 
-    def hand(self, counts: list[int] | None = None) -> _Hand:
-        return _Hand(self.counts if counts is None else counts, self.sets, self.seven)
+    def hand(self, counts: list[int] | None = None) -> Hand:
+        return Hand(_SHAPE, self.counts if counts is None else counts, self.sets, self.seven)
 
 
 @dataclass(frozen=True)
@@ -212,26 +131,19 @@ class SmartKaWuXing:
     @staticmethod
     def _seat(view: View) -> _Seat:
         assert view.seat is not None
-        seen: Counter[str] = Counter()
         danger: set[int] = set()
         for player in view.players:
-            if player.hand is not None:
-                seen.update(player.hand)
-            seen.update(player.discards)
-            for meld in player.melds:
-                if meld.tiles is not None:
-                    seen.update(meld.tiles)
             if player.shown and player.seat != view.seat and player.hand is not None:
                 shown = [_meld(m) for m in player.melds]
                 danger.update(_INDEX[t] for t in waits(player.hand, shown))
         me = view.players[view.seat]
         melds = tuple(_meld(m) for m in me.melds)
         return _Seat(
-            counts=_counts(me.hand or ()),
+            counts=_SHAPE.counts(me.hand or ()),
             melds=melds,
             sets=WINNING_SETS - len(melds),
             seven=not melds,
-            live=[max(0, 4 - seen[kind]) for kind in KINDS],
+            live=live_counts(_SHAPE, view.players),
             danger=frozenset(danger),
             cap=view.options.cap,
             wall=view.wall_count,
@@ -252,7 +164,7 @@ class SmartKaWuXing:
                 if seat.counts[k] == 4:  # concealed: four tiles out, one set fewer to make
                     after = seat.counts.copy()
                     after[k] = 0
-                    kong = _Hand(after, seat.sets - 1, False).shanten()
+                    kong = Hand(_SHAPE, after, seat.sets - 1).shanten()
                 elif k in seat.danger:  # a shown hand would rob it
                     continue
                 else:  # added to a pong: like discarding that tile, with a free draw
@@ -276,7 +188,7 @@ class SmartKaWuXing:
         return live >= self.show_min_live or chicken_only
 
     def _best_discard(
-        self, seat: _Seat, hand: _Hand, discards: list[Discard]
+        self, seat: _Seat, hand: Hand, discards: list[Discard]
     ) -> tuple[Discard, int, list[tuple[int, bool]]]:
         """The discard leaving the lowest shanten, then the most (weighted) ukeire, then
         the safest; with its shanten and, when ready, its waits."""
@@ -298,11 +210,11 @@ class SmartKaWuXing:
         return choice, lowest, wins
 
     @staticmethod
-    def _ukeire(hand: _Hand, level: int, live: list[int]) -> int:
+    def _ukeire(hand: Hand, level: int, live: list[int]) -> int:
         """Live tiles that would lower the shanten below ``level``."""
         return sum(live[k] for k in range(len(KINDS)) if live[k] and hand.changed(k, 1) < level)
 
-    def _ready_value(self, seat: _Seat, hand: _Hand) -> tuple[float, list[tuple[int, bool]]]:
+    def _ready_value(self, seat: _Seat, hand: Hand) -> tuple[float, list[tuple[int, bool]]]:
         """What a ready hand's waits are worth, and each wait with whether it may win on
         a discard (not a chicken hand)."""
         tiles = hand.tiles()
@@ -339,7 +251,7 @@ class SmartKaWuXing:
             rest = seat.counts.copy()
             for tile in action.tiles:
                 rest[_INDEX[tile]] -= 1
-            after = _Hand(rest, seat.sets - 1, False)
+            after = Hand(_SHAPE, rest, seat.sets - 1)
             if action.kind == "kong":
                 # the replacement tile comes before the discard: no step lost is a gain
                 level = after.shanten()

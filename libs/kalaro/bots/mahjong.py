@@ -24,16 +24,10 @@ discard against every useful draw.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kalaro.bots.cuts import fold as _fold
-from kalaro.bots.cuts import folds as _folds
-from kalaro.bots.cuts import group_id as _group_id
-from kalaro.bots.cuts import group_ids as _group_ids
-from kalaro.bots.cuts import value as _value
-from kalaro.bots.cuts import values as _values
+from kalaro.bots.tilebot import Hand, Shape, live_counts
 from kalaro.games.mahjong import (
     WINNING_SETS,
     AnyAction,
@@ -49,25 +43,9 @@ from kalaro.games.tiles import KINDS
 
 __all__ = ["SmartMahjong", "shanten"]
 
-_INDEX: dict[str, int] = {kind: i for i, kind in enumerate(KINDS)}
 #: the four groups of the 34 kinds: characters, dots, bamboo (9 each) and honours (7)
-_GROUPS: tuple[tuple[int, int], ...] = ((0, 9), (9, 18), (18, 27), (27, 34))
-_HONOURS = 3
-
-
-def _counts(tiles: Iterable[str]) -> list[int]:
-    counts = [0] * len(KINDS)
-    for tile in tiles:
-        counts[_INDEX[tile]] += 1
-    return counts
-
-
-def _group_fronts(counts: list[int]) -> list[int]:
-    return [_group_id(tuple(counts[lo:hi])) for lo, hi in _GROUPS]
-
-
-def _shanten_of(fronts: list[int], sets: int) -> int:
-    return _value(_fold(_fold(fronts[0], fronts[1]), _fold(fronts[2], fronts[3])), sets)
+_SHAPE = Shape(KINDS, ((0, 9), (9, 18), (18, 27), (27, 34)))
+_INDEX = _SHAPE.index
 
 
 def shanten(tiles: Iterable[str], sets: int = WINNING_SETS) -> int:
@@ -77,64 +55,7 @@ def shanten(tiles: Iterable[str], sets: int = WINNING_SETS) -> int:
     ``shanten(parse_tiles("123m 456m 78p 11z"), sets=3) == 0``. Regular hands only
     (5 sets + eyes; no seven pairs).
     """
-    return _shanten_of(_group_fronts(_counts(tiles)), sets)
-
-
-class _Hand:
-    """One concealed hand's counts and group fronts, for trying one-tile changes fast.
-
-    A one-tile change only re-cuts that tile's group; the other three groups are folded
-    once per hand and reused.
-    """
-
-    __slots__ = ("_others", "counts", "fronts", "sets")
-
-    def __init__(self, counts: list[int], sets: int) -> None:
-        self.counts = counts
-        self.sets = sets
-        self.fronts = _group_fronts(counts)
-        self._others: list[int | None] = [None] * 4
-
-    def shanten(self) -> int:
-        return _shanten_of(self.fronts, self.sets)
-
-    def _without_group(self, group: int) -> int:
-        known = self._others[group]
-        if known is None:
-            a, b, c = (self.fronts[g] for g in range(4) if g != group)
-            known = self._others[group] = _fold(_fold(a, b), c)
-        return known
-
-    def changed(self, kind: int, delta: int) -> int:
-        """Shanten with one copy of ``kind`` added (``delta`` 1) or taken out (-1)."""
-        # The hot path of every decision: the memo look-ups are inlined on purpose.
-        group = _GROUP_OF[kind]
-        lo, hi = _GROUPS[group]
-        counts = self.counts
-        counts[kind] += delta
-        key = tuple(counts[lo:hi])
-        counts[kind] -= delta
-        front = _group_ids.get(key)
-        if front is None:
-            front = _group_id(key)
-        others = self._others[group]
-        if others is None:
-            others = self._without_group(group)
-        both = _folds.get((front, others))
-        if both is None:
-            both = _fold(front, others)
-        value = _values.get((both, self.sets))
-        if value is None:
-            value = _value(both, self.sets)
-        return value
-
-    def less(self, kind: int) -> _Hand:
-        counts = self.counts.copy()
-        counts[kind] -= 1
-        return _Hand(counts, self.sets)
-
-
-_GROUP_OF: tuple[int, ...] = tuple(min(k // 9, _HONOURS) for k in range(len(KINDS)))
+    return Hand(_SHAPE, _SHAPE.counts(tiles), sets).shanten()
 
 
 def _near(kind: int) -> tuple[int, ...]:
@@ -182,27 +103,20 @@ class SmartMahjong:
     @staticmethod
     def _live(view: View) -> list[int]:
         """Copies of each kind this seat cannot see (still in the wall or other hands)."""
-        seen: Counter[str] = Counter()
-        for player in view.players:
-            if player.hand is not None:
-                seen.update(player.hand)
-            seen.update(player.discards)
-            for meld in player.melds:
-                seen.update(meld.tiles)
-        return [max(0, 4 - seen[kind]) for kind in KINDS]
+        return live_counts(_SHAPE, view.players)
 
     @staticmethod
     def _mine(view: View) -> tuple[list[int], int]:
         assert view.seat is not None
         me = view.players[view.seat]
-        return _counts(me.hand or ()), WINNING_SETS - len(me.melds)
+        return _SHAPE.counts(me.hand or ()), WINNING_SETS - len(me.melds)
 
     # -- own turn ---------------------------------------------------------------------
 
     def _turn(self, view: View, legal: tuple[AnyAction, ...]) -> AnyAction:
         counts, sets = self._mine(view)
         live = self._live(view)
-        hand = _Hand(counts, sets)
+        hand = Hand(_SHAPE, counts, sets)
         discards = [a for a in legal if isinstance(a, Discard)]
         if not discards:
             return legal[0]
@@ -213,7 +127,7 @@ class SmartMahjong:
                 if counts[k] == 4:  # concealed: four tiles out, one set fewer to make
                     after = counts.copy()
                     after[k] = 0
-                    kang = _Hand(after, sets - 1).shanten()
+                    kang = Hand(_SHAPE, after, sets - 1).shanten()
                 else:  # added to a pong: like discarding that tile, with a free draw
                     kang = hand.changed(k, -1)
                 if kang <= best_shanten:
@@ -221,7 +135,7 @@ class SmartMahjong:
         return best_discard
 
     def _best_discard(
-        self, hand: _Hand, discards: list[Discard], live: list[int]
+        self, hand: Hand, discards: list[Discard], live: list[int]
     ) -> tuple[Discard, int]:
         """The discard leaving the lowest shanten, then the most ukeire, then the safest."""
         after = {a.tile: hand.changed(_INDEX[a.tile], -1) for a in discards}
@@ -237,7 +151,7 @@ class SmartMahjong:
         return min(shortlist, key=key), lowest
 
     @staticmethod
-    def _ukeire(hand: _Hand, discard: int, level: int, live: list[int]) -> int:
+    def _ukeire(hand: Hand, discard: int, level: int, live: list[int]) -> int:
         """Live tiles that would lower the shanten after discarding kind ``discard``."""
         after = hand.less(discard)
         return sum(
@@ -249,7 +163,7 @@ class SmartMahjong:
     def _claim(self, view: View, legal: tuple[AnyAction, ...]) -> AnyAction:
         assert view.call is not None
         counts, sets = self._mine(view)
-        now = _Hand(counts, sets).shanten()
+        now = Hand(_SHAPE, counts, sets).shanten()
         live = self._live(view)
         best: AnyAction = Pass()
         best_key: tuple[int, int] | None = None
@@ -259,7 +173,7 @@ class SmartMahjong:
             rest = counts.copy()
             for tile in action.tiles:
                 rest[_INDEX[tile]] -= 1
-            after = _Hand(rest, sets - 1)
+            after = Hand(_SHAPE, rest, sets - 1)
             if action.kind == "kang":
                 # the replacement tile comes before the discard: no step lost is a gain
                 level = after.shanten()

@@ -28,12 +28,12 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from kalaro.bots import Policy, legal_actions, policy_for
-from kalaro.games.registry import UnknownGame, rules_for
+from kalaro.games.registry import rules_for
 
 __all__ = [
     "IllegalChoice",
@@ -198,15 +198,6 @@ class _Tally:
         )
 
 
-# Who won a finished hand, by chair: Tongits lists its (possibly tied) winners, Mahjong
-# has at most one.
-_WINNERS: dict[str, Callable[[Any], tuple[int, ...]]] = {
-    "tongits": lambda result: tuple(result.winners),
-    "mahjong": lambda result: () if result.winner is None else (result.winner,),
-    "kawuxing": lambda result: tuple(result.winners),
-}
-
-
 def hand_seed(game: str, seed: int, hand: int) -> bytes:
     """The deal seed of hand number ``hand`` of a run."""
     return hashlib.sha256(f"kalaro-simulate\x00{game}\x00{seed}\x00{hand}".encode()).digest()
@@ -233,8 +224,6 @@ def simulate(
     ruleset and :class:`IllegalChoice` if a policy ever breaks the rules.
     """
     rules = rules_for(game)
-    if game not in _WINNERS:
-        raise UnknownGame(f"no bots for game {game!r}; we have {', '.join(_WINNERS)}")
     if len(seats) != rules.seats:
         raise SeatsMismatch(
             f"{game} is played by {rules.seats} seats; got {len(seats)} "
@@ -252,7 +241,7 @@ def simulate(
     rngs = [random.Random(f"kalaro-simulate:{game}:{seed}:{player}") for player in range(n)]
     tallies = [_Tally() for _ in range(n)]
     endings: Counter[str] = Counter()
-    winners_of = _WINNERS[game]
+    winners_of = rules.winners
     time_out = rules.time_out()
     bar = _ProgressBar(hands, out or sys.stderr) if progress else None
 

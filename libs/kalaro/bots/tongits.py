@@ -87,7 +87,7 @@ class SmartTongits:
     feed_cost: float = 4.0
 
     def choose(self, view: View, rng: random.Random) -> AnyAction | None:
-        legal = view.legal_actions
+        legal = view.legal
         if not legal or view.seat is None:
             return None
         if view.phase == "answers":
@@ -237,4 +237,4 @@ class SmartTongits:
         # a tie goes to the caller under ``draw_tie="caller"``, to the fighter otherwise
         wins_tie = view.options.draw_tie != "caller"
         fight = mine < guess or (wins_tie and mine <= guess)
-        return Fight() if fight and Fight() in view.legal_actions else Fold()
+        return Fight() if fight and Fight() in view.legal else Fold()

@@ -12,7 +12,7 @@ import asyncio
 import itertools
 import secrets
 import weakref
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import msgspec
 from nats.aio.client import Client as NATS
@@ -20,9 +20,12 @@ from nats.aio.msg import Msg
 
 from kalaro.bus.codec import decode, encode
 from kalaro.bus.errors import RemoteError, unavailable
+from kalaro.logs import outgoing_headers
+from kalaro.proto.endpoints import Endpoint
 from kalaro.proto.errors import ErrorReply
 
 T = TypeVar("T")
+Req = TypeVar("Req", bound=msgspec.Struct)
 
 ERROR_HEADER = "Kalaro-Error"
 _NO_RESPONDERS = "503"  # the status NATS answers with when nobody is subscribed
@@ -53,7 +56,10 @@ class _Inbox:
         self._waiting[token] = future
         timer = loop.call_later(timeout, _give_up, future)
         try:
-            await self._nc.publish(subject, payload, reply=self.prefix + token)
+            # The request id (if one is bound) travels in a header, for the logs there.
+            await self._nc.publish(
+                subject, payload, reply=self.prefix + token, headers=outgoing_headers()
+            )
             reply = await future
         except TimeoutError:
             return None
@@ -86,24 +92,42 @@ async def _inbox(nc: NATS) -> _Inbox:
     return inbox
 
 
+@overload
+async def request(
+    nc: NATS, endpoint: Endpoint[Req, T], message: Req, *, timeout: float = 5.0
+) -> T: ...
+
+
+@overload
+async def request(
+    nc: NATS, endpoint: str, message: msgspec.Struct, reply_type: type[T], *, timeout: float = 5.0
+) -> T: ...
+
+
 async def request(
     nc: NATS,
-    subject: str,
+    endpoint: Endpoint[Any, Any] | str,
     message: msgspec.Struct,
-    reply_type: type[T],
+    reply_type: Any = None,
     *,
     timeout: float = 5.0,
-) -> T:
-    """Send ``message`` to ``subject`` and decode the reply as ``reply_type``.
+) -> Any:
+    """Send ``message`` through ``endpoint`` and decode the reply as its reply type.
+
+    The older form ``request(nc, subject, message, reply_type)`` still works, for
+    contracts not yet declared in :mod:`kalaro.proto.endpoints`.
 
     Raises :class:`RemoteError` with the service's code when it answered with an
     error, and with ``unavailable`` when nobody answered in time.
     """
+    if isinstance(endpoint, Endpoint):
+        subject, reply_type = endpoint.subject, endpoint.reply
+    else:
+        subject = endpoint
     reply = await (_inboxes.get(nc) or await _inbox(nc)).request(subject, encode(message), timeout)
     if reply is None:
         raise unavailable(subject)
     if reply.headers and ERROR_HEADER in reply.headers:
         err = decode(reply.data, ErrorReply)
-        raise RemoteError(err.code, err.message)
-    result: T = decode(reply.data, reply_type)
-    return result
+        raise RemoteError(err.code, err.message, user_ids=err.user_ids)
+    return decode(reply.data, reply_type)

@@ -12,10 +12,11 @@ class ServiceError(Exception):
     :func:`kalaro.bus.request` raises :class:`RemoteError` with the same code.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, user_ids: tuple[str, ...] = ()) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.user_ids = user_ids  # who the error is about, as data (see ErrorReply)
 
 
 class RemoteError(ServiceError):

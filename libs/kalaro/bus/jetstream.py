@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +32,7 @@ from nats.js.errors import (
 )
 
 from kalaro.bus.codec import decoder, encode
+from kalaro.logs import bind_from, outgoing_headers
 from kalaro.proto import subjects
 from kalaro.settings import Settings
 
@@ -186,7 +189,35 @@ def _differences(have: StreamConfig, wanted: StreamConfig) -> dict[str, tuple[An
 
 async def publish_once(js: JetStreamContext, subject: str, message: Any, msg_id: str) -> None:
     """Publish with ``Nats-Msg-Id`` so a retried publish is stored once."""
-    await js.publish(subject, encode(message), headers={"Nats-Msg-Id": msg_id})
+    await js.publish(subject, encode(message), headers=outgoing_headers({"Nats-Msg-Id": msg_id}))
+
+
+_stored_at: contextvars.ContextVar[float | None] = contextvars.ContextVar("stored_at", default=None)
+
+
+def _timestamp(msg: Any) -> float | None:
+    try:
+        return float(msg.metadata.timestamp.timestamp())
+    except Exception:  # not a JetStream message (tests), or no metadata
+        return None
+
+
+def message_age() -> float | None:
+    """Inside a :class:`DurableConsumer` handler: seconds since JetStream stored the
+    message being handled (how long it waited for us), or None."""
+    stored = _stored_at.get()
+    return None if stored is None else max(0.0, time.time() - stored)
+
+
+_batch_stored_at: contextvars.ContextVar[tuple[float | None, ...]] = contextvars.ContextVar(
+    "batch_stored_at", default=()
+)
+
+
+def batch_ages() -> tuple[float | None, ...]:
+    """Inside a batch handler: :func:`message_age` of each message of the batch, in order."""
+    now = time.time()
+    return tuple(None if t is None else max(0.0, now - t) for t in _batch_stored_at.get())
 
 
 #: How long JetStream waits for an ack before it delivers a message again. A message
@@ -194,6 +225,14 @@ async def publish_once(js: JetStreamContext, subject: str, message: Any, msg_id:
 #: redelivered only after this: 30 s held a settlement up for 30 s in the chaos test.
 #: Handlers take milliseconds; a slow one is merely repeated, and they are idempotent.
 ACK_WAIT_SECONDS = 5.0
+
+
+#: (stream, durable) of every consumer running in this process: the runner samples
+#: their backlog into ``kalaro_consumer_pending``.
+RUNNING: set[tuple[str, str]] = set()
+
+#: How long :meth:`DurableConsumer.stop` lets a fetch in hand finish before cancelling.
+STOP_GRACE_SECONDS = 10.0
 
 
 class DurableConsumer:
@@ -209,6 +248,7 @@ class DurableConsumer:
         message_type: Any,
         handler: Callable[[Any], Awaitable[None]],
         batch: int = 32,
+        batch_handler: Callable[[list[Any]], Awaitable[list[BaseException | None]]] | None = None,
     ) -> None:
         self._nc = nc
         self._stream = stream
@@ -216,10 +256,15 @@ class DurableConsumer:
         self._durable = durable
         self._decoder = decoder(message_type)
         self._handler = handler
+        # Optional: handles a whole fetch at once (e.g. one SQL transaction) and answers
+        # per message: None to ack (after the handler returned, i.e. after its commit),
+        # or the exception that makes it redelivered.
+        self._batch_handler = batch_handler
         self._batch = batch
         self._task: asyncio.Task[None] | None = None
         self._sub: Any = None
         self._stopping = asyncio.Event()
+        self._handling = False  # a fetch is being handled (its SQL may be mid-transaction)
 
     async def start(self) -> None:
         js = self._nc.jetstream()
@@ -238,6 +283,7 @@ class DurableConsumer:
         )
         self._sub = sub
         self._task = asyncio.create_task(self._loop(sub))
+        RUNNING.add((self._stream, self._durable))
 
     def _fetching_again(self, failures: int) -> int:
         if failures:
@@ -245,8 +291,14 @@ class DurableConsumer:
         return 0
 
     async def stop(self) -> None:
+        """Stop fetching. A fetch being handled is let finish (bounded by
+        ``STOP_GRACE_SECONDS``): cancelled mid-transaction, a handler could leave its
+        connection holding SQLite's write lock, and the next writer waits it out."""
         self._stopping.set()
+        RUNNING.discard((self._stream, self._durable))
         if self._task is not None:
+            if self._handling:
+                await asyncio.wait({self._task}, timeout=STOP_GRACE_SECONDS)
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
@@ -281,18 +333,55 @@ class DurableConsumer:
                 await asyncio.sleep(0.5)
                 continue
             failures = self._fetching_again(failures)
-            for msg in messages:
-                try:
-                    payload = self._decoder.decode(msg.data)
-                except Exception:
-                    # A message nobody can ever read: keep it out of the way.
-                    log.error("%s: undecodable message dropped: %r", self._durable, msg.data)
-                    await msg.term()
-                    continue
-                try:
-                    await self._handler(payload)
-                except Exception:
-                    log.exception("%s: handler failed, will be redelivered", self._durable)
-                    await msg.nak(delay=1.0)
-                else:
-                    await msg.ack()
+            self._handling = True
+            try:
+                await self._handle(messages)
+            finally:
+                self._handling = False
+
+    async def _handle(self, messages: list[Any]) -> None:
+        if self._batch_handler is not None:
+            await self._handle_batch(messages)
+            return
+        for msg in messages:
+            try:
+                payload = self._decoder.decode(msg.data)
+            except Exception:
+                # A message nobody can ever read: keep it out of the way.
+                log.error("%s: undecodable message dropped: %r", self._durable, msg.data)
+                await msg.term()
+                continue
+            bind_from(payload, msg.headers)
+            _stored_at.set(_timestamp(msg))
+            try:
+                await self._handler(payload)
+            except Exception:
+                log.exception("%s: handler failed, will be redelivered", self._durable)
+                await msg.nak(delay=1.0)
+            else:
+                await msg.ack()
+
+    async def _handle_batch(self, messages: list[Any]) -> None:
+        assert self._batch_handler is not None
+        readable, payloads = [], []
+        for msg in messages:
+            try:
+                payloads.append(self._decoder.decode(msg.data))
+            except Exception:
+                log.error("%s: undecodable message dropped: %r", self._durable, msg.data)
+                await msg.term()
+                continue
+            readable.append(msg)
+        if not readable:
+            return
+        _batch_stored_at.set(tuple(_timestamp(msg) for msg in readable))
+        try:
+            outcomes = await self._batch_handler(payloads)
+        except Exception as exc:
+            outcomes = [exc] * len(readable)
+        for msg, outcome in zip(readable, outcomes, strict=True):
+            if outcome is None:
+                await msg.ack()
+            else:
+                log.error("%s: handler failed, will be redelivered: %r", self._durable, outcome)
+                await msg.nak(delay=1.0)

@@ -11,15 +11,20 @@ import logging
 import random
 import signal
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from nats import errors as nats_errors
 from nats.aio.client import Client as NATS
-from prometheus_client import CONTENT_TYPE_LATEST, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, Gauge, Histogram, generate_latest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from kalaro.bus import jetstream
+from kalaro.bus.redislink import RedisLink
 from kalaro.bus.service import Service
+from kalaro.logs import redact
 from kalaro.settings import nats_servers
 
 log = logging.getLogger("kalaro.bus.runner")
@@ -153,12 +158,16 @@ class ConnectionLog:
         self._last_logged: dict[str, float] = {}
         self._attempt = 0
         self.last_server = ""  # netloc of the server we were connected to
+        self._nc: NATS | None = None
 
     def connected(self, nc: NATS) -> None:
+        self._nc = nc
         url = nc.connected_url
         self.last_server = url.netloc if url is not None else ""
 
     async def on_disconnected(self) -> None:
+        if self._nc is not None and (self._nc.is_closed or self._nc.is_draining):
+            return  # our own drain or close (a stop), not an outage: on_closed says it
         if self.down_since is None:
             self.down_since = self._clock()
             self._last_reminder = self.down_since
@@ -298,14 +307,103 @@ async def connect(url: str, name: str) -> NATS:
     return nc
 
 
-class HealthServer:
-    """``GET /healthz`` (JSON, 200 when NATS is connected) and ``GET /metrics``."""
+#: A readiness check: returns when the dependency answers, raises otherwise.
+Check = Callable[[], Awaitable[object]]
+_CHECK_TIMEOUT = 2.0
 
-    def __init__(self, service: str, nc: NATS) -> None:
+
+def redis_ready(redis: RedisLink) -> Check:
+    async def check() -> None:
+        if not await redis.ping():
+            raise RuntimeError("PING was not answered PONG")
+
+    return check
+
+
+def database_ready(engine: AsyncEngine) -> Check:
+    async def check() -> None:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    return check
+
+
+def streams_ready(nc: NATS, names: Iterable[str]) -> Check:
+    """JetStream answers and every stream in ``names`` exists."""
+    wanted = tuple(names)
+
+    async def check() -> None:
+        js = nc.jetstream()
+        for name in wanted:
+            await js.stream_info(name)
+
+    return check
+
+
+async def readiness(nc: NATS, checks: Mapping[str, Check]) -> tuple[bool, dict[str, str]]:
+    """Run every check at once (each bounded to 2 s): whether all passed, and each
+    one's result ("ok" or why not)."""
+
+    async def one(check: Check) -> str:
+        try:
+            await asyncio.wait_for(check(), _CHECK_TIMEOUT)
+        except TimeoutError:
+            return f"no answer in {_CHECK_TIMEOUT:.0f} s"
+        except Exception as exc:
+            return redact(_describe(exc))[:300]
+        return "ok"
+
+    results = {"nats": "ok" if nc.is_connected else "not connected"}
+    names = list(checks)
+    for name, result in zip(
+        names, await asyncio.gather(*(one(checks[n]) for n in names)), strict=True
+    ):
+        results[name] = result
+    return all(r == "ok" for r in results.values()), results
+
+
+CONSUMER_PENDING = Gauge(
+    "kalaro_consumer_pending",
+    "Messages of a JetStream consumer's stream it has not acknowledged yet (not yet "
+    "delivered plus delivered and awaiting ack), sampled every 15 s",
+    ["stream", "consumer"],
+)
+_SAMPLE_EVERY = 15.0
+
+
+async def sample_consumers(nc: NATS, every: float = _SAMPLE_EVERY) -> None:
+    """Forever: read the backlog of this process's durable consumers from JetStream."""
+    js = nc.jetstream()
+    while True:
+        for stream, durable in sorted(jetstream.RUNNING):
+            try:
+                info = await js.consumer_info(stream, durable, timeout=_CHECK_TIMEOUT)
+            except Exception as exc:
+                log.debug("consumer info %s/%s failed: %s", stream, durable, _describe(exc))
+                continue
+            backlog = (info.num_pending or 0) + (info.num_ack_pending or 0)
+            CONSUMER_PENDING.labels(stream, durable).set(backlog)
+        await asyncio.sleep(every)
+
+
+class HealthServer:
+    """The service's own HTTP port (``KALARO_HEALTH_HOST``:``KALARO_HEALTH_PORT``):
+
+    - ``GET /healthz``: liveness, 200 while the process runs and its NATS client has
+      not given up for good (a NATS outage is waited out, not cured by a restart);
+    - ``GET /readyz``: readiness, 200 when NATS is connected and every check passes
+      (database, Redis, JetStream and the service's streams, as the service has
+      them), 503 with what failed otherwise, and 503 once draining;
+    - ``GET /metrics``: Prometheus.
+    """
+
+    def __init__(self, service: str, nc: NATS, checks: Mapping[str, Check] | None = None) -> None:
         self._service = service
         self._nc = nc
+        self._checks = dict(checks or {})
         self._server: asyncio.Server | None = None
         self.port = 0
+        self.draining = False
 
     async def start(self, host: str, port: int) -> None:
         self._server = await asyncio.start_server(self._handle, host, port)
@@ -316,21 +414,29 @@ class HealthServer:
             self._server.close()
             await self._server.wait_closed()
 
+    async def _answer(self, path: str) -> tuple[int, str, bytes]:
+        if path == "/metrics":
+            return 200, CONTENT_TYPE_LATEST, generate_latest()
+        if path in ("/healthz", "/health"):
+            alive = not self._nc.is_closed
+            body = {"service": self._service, "nats": self._nc.is_connected, "alive": alive}
+            return (200 if alive else 503), "application/json", json.dumps(body).encode()
+        if path == "/readyz":
+            ready, results = await readiness(self._nc, self._checks)
+            if self.draining:
+                ready, results["draining"] = False, "stopping"
+            body = {"service": self._service, "ready": ready, "checks": results}
+            return (200 if ready else 503), "application/json", json.dumps(body).encode()
+        return 404, "text/plain", b"not found"
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             request_line = await asyncio.wait_for(reader.readline(), 5)
             while (await reader.readline()) not in (b"\r\n", b"\n", b""):
                 pass
             parts = request_line.decode("latin-1").split()
-            path = parts[1] if len(parts) > 1 else "/"
-            if path == "/metrics":
-                status, ctype, body = 200, CONTENT_TYPE_LATEST, generate_latest()
-            elif path in ("/healthz", "/health"):
-                ok = self._nc.is_connected
-                body = json.dumps({"service": self._service, "nats": ok}).encode()
-                status, ctype = (200 if ok else 503), "application/json"
-            else:
-                status, ctype, body = 404, "text/plain", b"not found"
+            path = parts[1].split("?", 1)[0] if len(parts) > 1 else "/"
+            status, ctype, body = await self._answer(path)
             writer.write(
                 f"HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
@@ -348,27 +454,37 @@ async def serve(
     nc: NATS,
     *,
     health_port: int = -1,
+    health_host: str = "127.0.0.1",
+    checks: Mapping[str, Check] | None = None,
     on_start: Callable[[], Awaitable[None]] | None = None,
     on_stop: Callable[[], Awaitable[None]] | None = None,
+    stop: asyncio.Event | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT, then drain: stop taking requests, finish, close."""
-    stop = asyncio.Event()
+    """Serve until SIGTERM/SIGINT (or ``stop`` is set), then drain: stop taking
+    requests, finish, close. ``checks`` are the readiness checks of ``/readyz``."""
+    stop = stop if stop is not None else asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    health = HealthServer(service.name, nc)
+    health = HealthServer(service.name, nc, checks)
     if health_port >= 0:
-        await health.start("127.0.0.1", health_port)
-        log.info("%s health and metrics on http://127.0.0.1:%d/healthz", service.name, health.port)
+        await health.start(health_host, health_port)
+        log.info(
+            "%s health and metrics on http://%s:%d/healthz (/readyz, /metrics)",
+            service.name, health_host, health.port,
+        )  # fmt: skip
     await service.start(nc)
     watcher = asyncio.create_task(watch_event_loop(service.name))
+    sampler = asyncio.create_task(sample_consumers(nc))
     if on_start is not None:
         await on_start()
     log.info("%s ready", service.name)
     await stop.wait()
     log.info("%s draining", service.name)
+    health.draining = True
     watcher.cancel()
+    sampler.cancel()
     await service.stop()
     if on_stop is not None:
         await on_stop()

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 import msgspec
 from nats.aio.client import Client as NATS
@@ -27,12 +27,15 @@ from kalaro.bus.client import ERROR_HEADER
 from kalaro.bus.codec import decoder, encode
 from kalaro.bus.errors import ServiceError
 from kalaro.bus.redislink import ResponseError
+from kalaro.logs import bind_from
 from kalaro.proto import errors as codes
+from kalaro.proto.endpoints import Endpoint
 from kalaro.proto.errors import ErrorReply
 
 log = logging.getLogger("kalaro.bus")
 
 Req = TypeVar("Req")
+Rep = TypeVar("Rep", bound=msgspec.Struct)
 
 REQUESTS = Counter("kalaro_requests_total", "Requests handled", ["service", "subject", "outcome"])
 LATENCY = Histogram(
@@ -44,7 +47,7 @@ LATENCY = Histogram(
 
 
 @dataclass(frozen=True)
-class Endpoint(Generic[Req]):
+class _Route(Generic[Req]):
     subject: str
     request_type: type[Req]
     handler: Callable[[Req], Awaitable[msgspec.Struct]]
@@ -59,7 +62,10 @@ def _is_outage(exc: BaseException) -> bool:
         # a cluster electing leaders or reconnecting.
         return True
     if isinstance(exc, ResponseError):
-        return str(exc).startswith(("LOADING", "MASTERDOWN", "TRYAGAIN", "READONLY"))
+        # ...and the ones that mean it refuses us (a password or ACL to fix), word for word.
+        return str(exc).startswith(
+            ("LOADING", "MASTERDOWN", "TRYAGAIN", "READONLY", "NOAUTH", "WRONGPASS", "DENIED")
+        )
     return isinstance(exc, OperationalError)
 
 
@@ -68,7 +74,7 @@ class Service:
 
     def __init__(self, name: str, *, max_in_flight: int = 512) -> None:
         self.name = name
-        self._endpoints: list[Endpoint[Any]] = []
+        self._routes: list[_Route[Any]] = []
         self._subscriptions: list[Subscription] = []
         self._in_flight: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(max_in_flight)
@@ -79,22 +85,36 @@ class Service:
 
     @property
     def subjects(self) -> list[str]:
-        return [e.subject for e in self._endpoints]
+        return [e.subject for e in self._routes]
 
+    @overload
+    def add(
+        self, endpoint: Endpoint[Req, Rep], handler: Callable[[Req], Awaitable[Rep]]
+    ) -> None: ...
+
+    @overload
     def add(
         self,
-        subject: str,
-        request_type: type[Req],
-        handler: Callable[[Req], Awaitable[msgspec.Struct]],
-    ) -> None:
-        self._endpoints.append(Endpoint(subject, request_type, handler))
+        endpoint: str,
+        handler: type[Req],
+        legacy_handler: Callable[[Req], Awaitable[msgspec.Struct]],
+    ) -> None: ...
+
+    def add(self, endpoint: Any, handler: Any, legacy_handler: Any = None) -> None:
+        """Serve ``endpoint`` with ``handler`` (its request type in, its reply type out).
+
+        The older form ``add(subject, request_type, handler)`` still works, for
+        contracts not yet declared in :mod:`kalaro.proto.endpoints`.
+        """
+        if isinstance(endpoint, Endpoint):
+            self._routes.append(_Route(endpoint.subject, endpoint.request, handler))
+        else:
+            self._routes.append(_Route(endpoint, handler, legacy_handler))
 
     async def start(self, nc: NATS) -> None:
         self._nc = nc
-        for endpoint in self._endpoints:
-            sub = await nc.subscribe(
-                endpoint.subject, queue=self.name, cb=self._dispatcher(endpoint)
-            )
+        for route in self._routes:
+            sub = await nc.subscribe(route.subject, queue=self.name, cb=self._dispatcher(route))
             self._subscriptions.append(sub)
         await nc.flush()
         log.info("%s serving %s", self.name, ", ".join(self.subjects))
@@ -110,7 +130,7 @@ class Service:
         if self._in_flight:
             await asyncio.wait(set(self._in_flight), timeout=timeout)
 
-    def _dispatcher(self, endpoint: Endpoint[Any]) -> Callable[[Msg], Awaitable[None]]:
+    def _dispatcher(self, endpoint: _Route[Any]) -> Callable[[Msg], Awaitable[None]]:
         # nats-py runs one callback at a time per subscription; each request gets its
         # own task so a slow request does not hold up the rest.
         async def on_message(msg: Msg) -> None:
@@ -125,7 +145,7 @@ class Service:
         self._in_flight.discard(task)
         self._slots.release()
 
-    async def _handle(self, endpoint: Endpoint[Any], msg: Msg) -> None:
+    async def _handle(self, endpoint: _Route[Any], msg: Msg) -> None:
         started = time.perf_counter()
         outcome = "ok"
         try:
@@ -133,12 +153,13 @@ class Service:
                 request = decoder(endpoint.request_type).decode(msg.data)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 raise ServiceError(codes.BAD_REQUEST, f"malformed request: {exc}") from exc
+            bind_from(request, msg.headers)  # this task's log lines name the request
             reply = await endpoint.handler(request)
             if msg.reply:
                 await msg.respond(encode(reply))
         except ServiceError as exc:
             outcome = exc.code
-            await self._respond_error(msg, exc.code, exc.message)
+            await self._respond_error(msg, exc.code, exc.message, user_ids=exc.user_ids)
         except Exception as exc:
             if _is_outage(exc):
                 # Redis or the database is down or restarting: the caller may retry
@@ -165,12 +186,16 @@ class Service:
                 timer = self._timed[subject] = LATENCY.labels(self.name, subject)
             timer.observe(time.perf_counter() - started)
 
-    async def _respond_error(self, msg: Msg, code: str, message: str) -> None:
+    async def _respond_error(
+        self, msg: Msg, code: str, message: str, *, user_ids: tuple[str, ...] = ()
+    ) -> None:
         if not msg.reply or self._nc is None:
             return
         try:
             await self._nc.publish(
-                msg.reply, encode(ErrorReply(code, message)), headers={ERROR_HEADER: code}
+                msg.reply,
+                encode(ErrorReply(code=code, message=message, user_ids=user_ids)),
+                headers={ERROR_HEADER: code},
             )
         except Exception:
             log.debug("could not send error reply", exc_info=True)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kalaro.bus.redislink import RedisLink
+from kalaro.bus.redislink import RedisLink, tls_options
+from kalaro.settings import Settings
 
 _CAS = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -24,10 +25,11 @@ return -1
 """
 
 
-def connect_redis(url: str) -> RedisLink:
+def connect_redis(url: str, settings: Settings | None = None) -> RedisLink:
     """The services' Redis client (see :mod:`kalaro.bus.redislink`); it connects on
-    first use, so a service may start before Redis does."""
-    return RedisLink(url)
+    first use, so a service may start before Redis does. ``settings`` gives the TLS
+    options (``KALARO_REDIS_TLS_*``)."""
+    return RedisLink(url, tls=tls_options(settings) if settings is not None else None)
 
 
 class StaleVersion(Exception):

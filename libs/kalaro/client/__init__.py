@@ -9,6 +9,9 @@ on other platforms (the protocol page in ``docs/`` describes the same frames).
         async with client.table_socket() as socket:
             await socket.subscribe(tables.tables[0].table_id)
 
+The socket runs on the ``websockets`` library; ``table_socket(transport="fast")`` opts
+into the SDK's own frame reader (:mod:`kalaro.client.wire`), for load generators.
+
 Reads and moves answered ``unavailable`` (a service restarting) are tried again with
 backoff for up to a minute (``KalaroClient(..., retry=seconds or Backoff(...))``).
 """

@@ -13,11 +13,14 @@ from typing import Any, TypeVar
 import httpx
 import msgspec
 
-from kalaro.client.retry import DEFAULT_RETRY_SECONDS, Backoff
+from kalaro.client.retry import DEFAULT_RETRY_SECONDS, Backoff, retryable
+from kalaro.client.transport import Transport
+from kalaro.client.wire import MAX_SIZE
 from kalaro.proto import auth as a
 from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
 from kalaro.proto.engine import HandRecord
+from kalaro.proto.errors import HTTP_ERROR
 
 T = TypeVar("T")
 
@@ -86,8 +89,9 @@ class KalaroClient:
     ) -> T:
         """One REST call, decoded as ``reply_type``; :class:`ApiError` when refused.
 
-        ``retry_safe`` (default: for ``GET``) tries an ``unavailable`` answer again
-        with :attr:`retry` until its deadline.
+        ``retry_safe`` (default: for ``GET``) tries an ``unavailable`` answer, or a
+        connection that failed with no answer, again with :attr:`retry` until its
+        deadline.
         """
         if retry_safe is None:
             retry_safe = method == "GET"
@@ -95,6 +99,7 @@ class KalaroClient:
             return await self._call_once(method, path, reply_type, body, params)
         return await self.retry.run(
             lambda: self._call_once(method, path, reply_type, body, params),
+            should_retry=_retry_safe_failure,
             what=f"{method} {path}",
         )
 
@@ -114,7 +119,7 @@ class KalaroClient:
                 error = response.json()["error"]
                 raise ApiError(response.status_code, error["code"], error["message"])
             except (ValueError, KeyError, TypeError):
-                raise ApiError(response.status_code, "http_error", response.text) from None
+                raise ApiError(response.status_code, HTTP_ERROR, response.text) from None
         result: T = msgspec.json.decode(response.content, type=reply_type)
         return result
 
@@ -268,10 +273,25 @@ class KalaroClient:
         path = f"/api/tables/{table_id}/hands/{hand_id}"
         return await self.call("GET", path, HandRecord)
 
-    def table_socket(self, *, reconnect: bool = True, keep_frames: bool = True) -> Any:
+    def table_socket(
+        self,
+        *,
+        reconnect: bool = True,
+        keep_frames: bool = True,
+        transport: Transport = "websockets",
+        max_size: int = MAX_SIZE,
+    ) -> Any:
+        """The table WebSocket, over the ``websockets`` library unless ``transport="fast"``
+        (the SDK's own reader, for load generators)."""
         from kalaro.client.socket import TableSocket
 
-        return TableSocket(self, reconnect=reconnect, keep_frames=keep_frames)
+        return TableSocket(
+            self,
+            reconnect=reconnect,
+            keep_frames=keep_frames,
+            transport=transport,
+            max_size=max_size,
+        )
 
     # --- practice tables and bots ---------------------------------------------------------
     async def create_practice(
@@ -285,3 +305,9 @@ class KalaroClient:
         """Seat a bot at your zero-bet table (``seat`` None: the first free seat)."""
         path = f"/api/tables/{table_id}/bots"
         return await self.call("POST", path, lb.TableInfo, {"seat": seat})
+
+
+def _retry_safe_failure(exc: BaseException) -> bool:
+    """For a call safe to repeat: ``unavailable``, or no answer at all (a kept-alive
+    connection the server closed as it was reused, a refused or reset connection)."""
+    return retryable(exc) or isinstance(exc, httpx.TransportError)

@@ -1,6 +1,8 @@
 """WebSocket side of the SDK: subscribe to tables, keep the newest views, send moves.
 
-Every frame is decoded as it arrives (:mod:`kalaro.client.wire`). The socket keeps the
+The connection is the ``websockets`` library by default; ``transport="fast"`` picks the
+SDK's own frame reader, for load generators (:mod:`kalaro.client.transport`). Every
+frame is decoded as it arrives. The socket keeps the
 newest view per table (frames older than what we hold are ignored; every view is
 complete, so a gap heals itself), records results, chat and errors, and resolves the
 request that a ``ref`` answers. It pings whenever it has been quiet for half a
@@ -25,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from websockets.exceptions import InvalidHandshake
 
-from kalaro.client.wire import Wire, WireClosed, open_wire
+from kalaro.client.transport import Connection, Transport, open_connection
+from kalaro.client.wire import MAX_SIZE, WireClosed
 from kalaro.proto import ws as w
+from kalaro.proto.errors import FORBIDDEN, NOT_FOUND
 from kalaro.proto.lobby import TableInfo
 
 if TYPE_CHECKING:
@@ -111,14 +115,22 @@ class TableState:
 
 class TableSocket:
     def __init__(
-        self, client: KalaroClient, *, reconnect: bool = True, keep_frames: bool = True
+        self,
+        client: KalaroClient,
+        *,
+        reconnect: bool = True,
+        keep_frames: bool = True,
+        transport: Transport = "websockets",
+        max_size: int = MAX_SIZE,
     ) -> None:
         self._client = client
+        self.transport: Transport = transport
+        self._max_size = max_size  # a larger message closes the socket with 1009
         self._reconnect = reconnect
         self._keep_frames = keep_frames
         #: called with every accepted (newer) view; load generators time arrivals here
         self.view_listeners: list[Callable[[SeatView], None]] = []
-        self._wire: Wire | None = None
+        self._wire: Connection | None = None
         self._reconnecting: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._last_sent = time.monotonic()
@@ -149,7 +161,7 @@ class TableSocket:
         base = self._client.base_url.replace("https://", "wss://").replace("http://", "ws://")
         return f"{base}/ws"  # the token goes in a header (see _open), never in the URL
 
-    async def _open(self) -> Wire:
+    async def _open(self) -> Connection:
         welcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         opened = False
 
@@ -165,7 +177,19 @@ class TableSocket:
             elif not welcome.done():
                 welcome.set_exception(WireClosed(f"closed before the welcome frame: {exc}"))
 
-        wire = await open_wire(self.url, on_message, on_lost, token=self._client.access_token)
+        try:
+            wire = await open_connection(
+                self.transport,
+                self.url,
+                on_message,
+                on_lost,
+                max_size=self._max_size,
+                token=self._client.access_token,
+            )
+        except BaseException:
+            if welcome.done() and not welcome.cancelled():
+                welcome.exception()  # seen: the handshake's own error is the one raised
+            raise
         try:
             first = await asyncio.wait_for(welcome, 10)
         except BaseException:
@@ -205,10 +229,10 @@ class TableSocket:
             await self._wire.close(4000, "dropped by test")
 
     # --- requests ---------------------------------------------------------------------
-    def _send(self, text: str | bytes) -> None:
+    async def _send(self, text: str | bytes) -> None:
         if self._wire is None:
             raise WireClosed("not connected")
-        self._wire.send_text(text)
+        await self._wire.send(text)
         self._last_sent = time.monotonic()
 
     async def _beat(self, every: float) -> None:
@@ -217,10 +241,10 @@ class TableSocket:
             await asyncio.sleep(every)
             if time.monotonic() - self._last_sent >= every:
                 with contextlib.suppress(WireClosed):  # reconnecting: nothing to keep alive
-                    self._send(_PING)
+                    await self._send(_PING)
 
     async def send_raw(self, text: str) -> None:
-        self._send(text)
+        await self._send(text)
 
     async def _request(
         self, frame_factory: Callable[[int], w.ClientFrame], timeout: float = 10
@@ -233,7 +257,7 @@ class TableSocket:
         # callbacks, which a load generator sending a thousand moves a second feels.
         timer = loop.call_later(timeout, _expire, future, timeout)
         try:
-            self._send(_encode(frame_factory(ref)))
+            await self._send(_encode(frame_factory(ref)))
             reply = await future
         finally:
             timer.cancel()
@@ -250,14 +274,16 @@ class TableSocket:
             self._invites[table_id] = invite_code
         code = self._invites.get(table_id)
         reply = await self._client.retry.run(
-            lambda: self._request(lambda ref: w.Subscribe(table_id, ref, code)),
+            lambda: self._request(
+                lambda ref: w.Subscribe(table_id=table_id, ref=ref, invite_code=code)
+            ),
             what=f"subscribe {table_id}",
         )
         assert isinstance(reply, w.Subscribed)
         return reply
 
     async def unsubscribe(self, table_id: str) -> None:
-        await self._request(lambda ref: w.Unsubscribe(table_id, ref))
+        await self._request(lambda ref: w.Unsubscribe(table_id=table_id, ref=ref))
         self.tables.pop(table_id, None)
 
     async def act(
@@ -284,7 +310,9 @@ class TableSocket:
         at = version
 
         def send() -> Awaitable[w.ServerFrame]:
-            return self._request(lambda ref: w.Act(table_id, at, action, ref))
+            return self._request(
+                lambda ref: w.Act(table_id=table_id, version=at, action=action, ref=ref)
+            )
 
         if retry:
             reply = await self._client.retry.run(send, what=f"move at {table_id} v{at}")
@@ -294,19 +322,21 @@ class TableSocket:
         return reply
 
     async def resync(self, table_id: str) -> None:
-        self._send(_encode(w.Resync(table_id)))
+        await self._send(_encode(w.Resync(table_id=table_id)))
 
     async def chat(self, table_id: str, text: str) -> None:
-        await self._request(lambda ref: w.Chat(table_id, text, ref))
+        await self._request(lambda ref: w.Chat(table_id=table_id, text=text, ref=ref))
 
     async def ready(self, table_id: str, ready: bool = True, entropy: str = "") -> None:
-        await self._request(lambda ref: w.Ready(table_id, ready, entropy, ref))
+        await self._request(
+            lambda ref: w.Ready(table_id=table_id, ready=ready, entropy=entropy, ref=ref)
+        )
 
     async def deal(self, table_id: str) -> None:
-        await self._request(lambda ref: w.Deal(table_id, ref))
+        await self._request(lambda ref: w.Deal(table_id=table_id, ref=ref))
 
     async def ping(self) -> None:
-        await self._request(lambda ref: w.Ping(ref))
+        await self._request(lambda ref: w.Ping(ref=ref))
 
     # --- state ------------------------------------------------------------------------
     def state(self, table_id: str) -> TableState:
@@ -366,7 +396,8 @@ class TableSocket:
             except WireClosed:
                 return  # lost again: the next reconnect subscribes again
             except (FrameError, TimeoutError) as exc:
-                if isinstance(exc, FrameError) and exc.code in ("not_found", "forbidden"):
+                # a table gone, or one we may no longer join: retrying will not change it
+                if isinstance(exc, FrameError) and exc.code in (NOT_FOUND, FORBIDDEN):
                     log.info("table %s: not subscribed again after a reconnect: %s", table_id, exc)
                     return
                 await asyncio.sleep(delay)

@@ -1,8 +1,12 @@
-"""A client WebSocket that hands each message over as soon as it is parsed.
+"""The fast reader: a client WebSocket that hands each message over as soon as it is parsed.
+
+Opt-in (``table_socket(transport="fast")``), for the load generator; the SDK's default
+is the ``websockets`` library (:mod:`kalaro.client.transport`).
 
 ``websockets``' sans-I/O protocol does the opening handshake and frames what we send
-(masked, as a client must). Frames from the server are parsed here: they are unmasked,
-and for the text frames that make up nearly all traffic that is a few byte reads, where
+(masked, as a client must). Frames from the server are parsed by
+:class:`kalaro.wsframes.FrameReader` (the gateway's server reads with it too): for the
+text frames that make up nearly all traffic that is a few byte reads, where
 ``websockets``' generator-based parser cost a fifth of a load generator's CPU
 (``bench/bench_tables.py``). Messages are delivered by calling ``on_message`` from
 ``data_received``, with no reader task or queue in between.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import ssl
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -27,18 +32,27 @@ from websockets.http11 import Response
 from websockets.protocol import OPEN
 from websockets.uri import parse_uri
 
+from kalaro.wsframes import BAD_DATA, CLOSE, PING, FrameReader
+
 CLOSE_TIMEOUT_SECONDS = 2.0
+MAX_SIZE = 2**22  # the largest message either transport accepts by default (4 MiB)
+
+
+def _redact(record: logging.LogRecord) -> bool:
+    """``websockets`` logs every handshake header at DEBUG: keep the token out."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) == 2 and str(args[0]).lower() == "authorization":
+        record.args = (args[0], "Bearer [redacted]")
+    return True
+
+
+#: The logger both transports give ``websockets`` (instead of ``websockets.client``).
+HANDSHAKE_LOG = logging.getLogger("kalaro.client.websocket")
+HANDSHAKE_LOG.addFilter(_redact)
 
 
 class WireClosed(ConnectionError):
     """The socket is closed (by either side, or by the network)."""
-
-
-_FIN = 0x80
-_MASKED = 0x80
-_RESERVED = 0x70
-_CONT, _TEXT, _BINARY, _CLOSE, _PING, _PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
-_PROTOCOL_ERROR, _BAD_DATA, _TOO_BIG = 1002, 1007, 1009
 
 
 class Wire(asyncio.Protocol):
@@ -49,7 +63,7 @@ class Wire(asyncio.Protocol):
         protocol: ClientProtocol,
         on_message: Callable[[str], None],
         on_lost: Callable[[Exception | None], None],
-        max_size: int = 2**22,
+        max_size: int = MAX_SIZE,
         headers: Sequence[tuple[str, str]] = (),
     ) -> None:
         self._protocol = protocol
@@ -57,10 +71,16 @@ class Wire(asyncio.Protocol):
         self._on_message = on_message
         self._on_lost = on_lost
         self._transport: asyncio.Transport | None = None
-        self._max_size = max_size
         self._received = bytearray()  # bytes after the handshake not yet parsed
-        self._fragments: list[bytes] = []
-        self._failed = False  # the server broke the protocol: ignore what follows
+        # Text is decoded (and so checked) once, in _on_data.
+        self._frames = FrameReader(
+            masked=False,
+            max_size=max_size,
+            on_message=self._on_data,
+            on_control=self._on_control,
+            on_error=self._fail,
+            check_text=False,
+        )
         self._abort_armed = False
         self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -78,7 +98,7 @@ class Wire(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self._received += data  # before the handshake: kept until it shows where frames begin
         if self.opened.done():
-            self._parse_frames()
+            self._frames.feed(self._received)
             return
         self._protocol.receive_data(data)
         for event in self._protocol.events_received():
@@ -123,6 +143,10 @@ class Wire(asyncio.Protocol):
             self._transport.abort()
             await self.lost
 
+    async def send(self, text: str | bytes) -> None:
+        """:meth:`send_text`, in the shape every transport shares (never waits here)."""
+        self.send_text(text)
+
     # --- internals ----------------------------------------------------------------------
     def _flush(self) -> None:
         transport = self._transport
@@ -141,7 +165,7 @@ class Wire(asyncio.Protocol):
         failure = self._protocol.handshake_exc
         if failure is not None:
             self.opened.set_exception(failure)
-            self._failed = True  # whatever follows a refusal is not frames
+            self._frames.failed = True  # whatever follows a refusal is not frames
             self._received.clear()
             return
         self.opened.set_result(None)
@@ -149,70 +173,28 @@ class Wire(asyncio.Protocol):
         # everything after the response's blank line is ours to parse.
         end = self._received.find(b"\r\n\r\n")
         del self._received[: end + 4]
-        self._parse_frames()
+        self._frames.feed(self._received)
 
-    def _parse_frames(self) -> None:
-        buffer = self._received
-        start, size = 0, len(buffer)
-        while size - start >= 2 and not self._failed:
-            first, second = buffer[start], buffer[start + 1]
-            length, head = second & 0x7F, 2
-            if length == 126:
-                if size - start < 4:
-                    break
-                length, head = int.from_bytes(buffer[start + 2 : start + 4], "big"), 4
-            elif length == 127:
-                if size - start < 10:
-                    break
-                length, head = int.from_bytes(buffer[start + 2 : start + 10], "big"), 10
-            if length > self._max_size:
-                self._fail(_TOO_BIG, f"message over {self._max_size} bytes")
-                break
-            stop = start + head + length
-            if stop > size:
-                break  # the rest of this frame is still on its way
-            if second & _MASKED or first & _RESERVED:
-                self._fail(_PROTOCOL_ERROR, "masked frame or reserved bits from the server")
-                break
-            self._on_frame(first & _FIN, first & 0x0F, bytes(buffer[start + head : stop]))
-            start = stop
-        del buffer[:start]
+    def _on_data(self, opcode: int, payload: bytes) -> None:
+        try:
+            text = payload.decode()
+        except UnicodeDecodeError:
+            self._frames.fail(BAD_DATA, "a message that is not UTF-8")
+            return
+        self._on_message(text)
 
-    def _on_frame(self, fin: int, opcode: int, payload: bytes) -> None:
-        if opcode in (_TEXT, _BINARY, _CONT):
-            if (opcode == _CONT) != bool(self._fragments):
-                self._fail(_PROTOCOL_ERROR, "fragments out of order")
-                return
-            if not fin:
-                self._fragments.append(payload)
-                if sum(map(len, self._fragments)) > self._max_size:
-                    self._fail(_TOO_BIG, f"message over {self._max_size} bytes")
-                return
-            if self._fragments:
-                payload = b"".join((*self._fragments, payload))
-                self._fragments.clear()
-            try:
-                text = payload.decode()
-            except UnicodeDecodeError:
-                self._fail(_BAD_DATA, "a message that is not UTF-8")
-                return
-            self._on_message(text)
-        elif opcode == _PING:
-            if self.is_open:
-                self._protocol.send_pong(payload)
-                self._flush()
-        elif opcode == _CLOSE:
-            self._failed = True  # nothing counts after a close frame
-            if self.is_open:
-                code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else 1000
-                self._protocol.send_close(code if 1000 <= code < 5000 else 1000)
-                self._flush()
-        elif opcode != _PONG:
-            self._fail(_PROTOCOL_ERROR, f"unknown opcode {opcode}")
+    def _on_control(self, opcode: int, payload: bytes) -> None:
+        if not self.is_open:
+            return
+        if opcode == PING:
+            self._protocol.send_pong(payload)
+        elif opcode == CLOSE:
+            code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else 1000
+            self._protocol.send_close(code if 1000 <= code < 5000 else 1000)
+        self._flush()
 
     def _fail(self, code: int, reason: str) -> None:
-        """The server broke the protocol: close with ``code`` and read no more."""
-        self._failed = True
+        """The server broke the protocol: close with ``code`` (the reader reads no more)."""
         if self.is_open:
             self._protocol.send_close(code, reason)
             self._flush()
@@ -223,7 +205,7 @@ async def open_wire(
     on_message: Callable[[str], None],
     on_lost: Callable[[Exception | None], None],
     *,
-    max_size: int = 2**22,
+    max_size: int = MAX_SIZE,
     timeout: float = 10,
     token: str | None = None,
 ) -> Wire:
@@ -240,7 +222,7 @@ async def open_wire(
         raise ValueError(f"not a WebSocket URL: {url}") from exc
     loop = asyncio.get_running_loop()
     # No extensions offered: no permessage-deflate (see kalaro.settings.ws_compression).
-    protocol = ClientProtocol(uri, max_size=max_size)
+    protocol = ClientProtocol(uri, max_size=max_size, logger=HANDSHAKE_LOG)
     headers = [("Authorization", f"Bearer {token}")] if token else []
     context = ssl.create_default_context() if uri.secure else None
     async with asyncio.timeout(timeout):

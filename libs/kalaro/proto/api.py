@@ -20,44 +20,44 @@ Reason = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 Credits = Annotated[int, msgspec.Meta(gt=0, le=1_000_000)]
 
 
-class _Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class _Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     pass
 
 
-class SignUpBody(_Strict, frozen=True):
+class SignUpBody(_Strict, frozen=True, kw_only=True):
     email: Email
     password: Password
     display_name: Name
 
 
-class SignInBody(_Strict, frozen=True):
+class SignInBody(_Strict, frozen=True, kw_only=True):
     email: Email
     password: Password
 
 
-class GoogleSignInBody(_Strict, frozen=True):
+class GoogleSignInBody(_Strict, frozen=True, kw_only=True):
     id_token: Annotated[str, msgspec.Meta(min_length=1, max_length=8192)]
 
 
-class RefreshBody(_Strict, frozen=True):
+class RefreshBody(_Strict, frozen=True, kw_only=True):
     refresh_token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
 
 
-class HostRequestBody(_Strict, frozen=True):
+class HostRequestBody(_Strict, frozen=True, kw_only=True):
     note: Note = ""
 
 
-class CreditRequestBody(_Strict, frozen=True):
+class CreditRequestBody(_Strict, frozen=True, kw_only=True):
     amount: Credits
     note: Note = ""
 
 
-class DecisionBody(_Strict, frozen=True):
+class DecisionBody(_Strict, frozen=True, kw_only=True):
     approve: bool
     reason: Note = ""
 
 
-class AdjustBody(_Strict, frozen=True):
+class AdjustBody(_Strict, frozen=True, kw_only=True):
     user_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
     amount: Annotated[int, msgspec.Meta(ge=-1_000_000, le=1_000_000)]
     reason: Reason
@@ -66,18 +66,18 @@ class AdjustBody(_Strict, frozen=True):
     request_key: Annotated[str, msgspec.Meta(max_length=64, pattern="^[A-Za-z0-9_-]*$")] = ""
 
 
-class ErrorDetail(msgspec.Struct, frozen=True):
+class ErrorDetail(msgspec.Struct, frozen=True, kw_only=True):
     code: str
     message: str
 
 
-class ErrorBody(msgspec.Struct, frozen=True):
+class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
     """Every error the gateway returns: ``{"error": {"code": ..., "message": ...}}``."""
 
     error: ErrorDetail
 
 
-class PublicConfig(msgspec.Struct, frozen=True):
+class PublicConfig(msgspec.Struct, frozen=True, kw_only=True):
     """What a client needs before signing in."""
 
     google_client_id: str
@@ -88,7 +88,7 @@ class PublicConfig(msgspec.Struct, frozen=True):
 Bet = Annotated[int, msgspec.Meta(ge=0, le=100_000)]
 
 
-class CreateTableBody(_Strict, frozen=True):
+class CreateTableBody(_Strict, frozen=True, kw_only=True):
     game: Literal["tongits", "mahjong", "kawuxing"]
     bet: Bet
     ruleset: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] = "kalaro"
@@ -97,30 +97,30 @@ class CreateTableBody(_Strict, frozen=True):
     chat_enabled: bool = True
 
 
-class SitBody(_Strict, frozen=True):
+class SitBody(_Strict, frozen=True, kw_only=True):
     seat: Annotated[int, msgspec.Meta(ge=0, le=7)] | None = None
     invite_code: Annotated[str, msgspec.Meta(max_length=64)] | None = None
 
 
-class ReadyBody(_Strict, frozen=True):
+class ReadyBody(_Strict, frozen=True, kw_only=True):
     ready: bool = True
     entropy: Annotated[str, msgspec.Meta(max_length=64)] = ""
 
 
-class LeaveAfterHandBody(_Strict, frozen=True):
+class LeaveAfterHandBody(_Strict, frozen=True, kw_only=True):
     leave: bool = True
 
 
-class RemovePlayerBody(_Strict, frozen=True):
+class RemovePlayerBody(_Strict, frozen=True, kw_only=True):
     seat: Annotated[int, msgspec.Meta(ge=0, le=7)]
 
 
-class ChatSettingBody(_Strict, frozen=True):
+class ChatSettingBody(_Strict, frozen=True, kw_only=True):
     enabled: bool
 
 
 # --- practice tables and bots ------------------------------------------------------------
-class PracticeBody(_Strict, frozen=True):
+class PracticeBody(_Strict, frozen=True, kw_only=True):
     """``POST /api/practice``: a zero-bet table against bots, in one click."""
 
     # Any game; one the bots service has no policy for is refused with the reason.
@@ -129,7 +129,7 @@ class PracticeBody(_Strict, frozen=True):
     options: dict[str, Any] = {}
 
 
-class AddBotBody(_Strict, frozen=True):
+class AddBotBody(_Strict, frozen=True, kw_only=True):
     """``POST /api/tables/{id}/bots``: seat a bot (host; zero-bet tables only)."""
 
     seat: Annotated[int, msgspec.Meta(ge=0, le=7)] | None = None

@@ -18,7 +18,7 @@ BOT_EMAIL_DOMAIN = "bots.kalaro.invalid"
 RequestStatus = Literal["pending", "approved", "rejected"]
 
 
-class UserProfile(msgspec.Struct, frozen=True):
+class UserProfile(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     email: str
     display_name: str
@@ -29,7 +29,7 @@ class UserProfile(msgspec.Struct, frozen=True):
     email_verified: bool = False
 
 
-class TokenPair(msgspec.Struct, frozen=True):
+class TokenPair(msgspec.Struct, frozen=True, kw_only=True):
     access_token: str
     refresh_token: str
     expires_in: int
@@ -37,81 +37,81 @@ class TokenPair(msgspec.Struct, frozen=True):
     token_type: str = "Bearer"
 
 
-class SignUp(msgspec.Struct, frozen=True):
+class SignUp(msgspec.Struct, frozen=True, kw_only=True):
     email: str
     password: str
     display_name: str
     address: str = ""
 
 
-class SignUpAccepted(msgspec.Struct, frozen=True):
+class SignUpAccepted(msgspec.Struct, frozen=True, kw_only=True):
     """The answer to every well-formed sign-up, whether or not the email was known: the
     rest happens by email (a verification link, or "you already have an account")."""
 
     status: Literal["check_email"] = "check_email"
 
 
-class VerifyEmail(msgspec.Struct, frozen=True):
+class VerifyEmail(msgspec.Struct, frozen=True, kw_only=True):
     token: str
 
 
-class EmailVerified(msgspec.Struct, frozen=True):
+class EmailVerified(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     email: str
     email_verified: bool = True
 
 
-class SignIn(msgspec.Struct, frozen=True):
+class SignIn(msgspec.Struct, frozen=True, kw_only=True):
     email: str
     password: str
     address: str = ""
 
 
-class GoogleSignIn(msgspec.Struct, frozen=True):
+class GoogleSignIn(msgspec.Struct, frozen=True, kw_only=True):
     id_token: str
     address: str = ""
 
 
-class Refresh(msgspec.Struct, frozen=True):
+class Refresh(msgspec.Struct, frozen=True, kw_only=True):
     refresh_token: str
 
 
-class SignOut(msgspec.Struct, frozen=True):
+class SignOut(msgspec.Struct, frozen=True, kw_only=True):
     refresh_token: str
 
 
-class SignedOut(msgspec.Struct, frozen=True):
+class SignedOut(msgspec.Struct, frozen=True, kw_only=True):
     signed_out: bool
 
 
-class SessionRevoked(msgspec.Struct, frozen=True):
+class SessionRevoked(msgspec.Struct, frozen=True, kw_only=True):
     """Broadcast on ``auth.revoked``: every access token of this session is void."""
 
     session_id: str
     user_id: str
 
 
-class GetProfile(msgspec.Struct, frozen=True):
+class GetProfile(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
 
 
-class GetPublicKeys(msgspec.Struct, frozen=True):
+class GetPublicKeys(msgspec.Struct, frozen=True, kw_only=True):
     """Ask for the keys that verify access tokens (a JWKS document)."""
 
 
-class PublicKeys(msgspec.Struct, frozen=True):
+class PublicKeys(msgspec.Struct, frozen=True, kw_only=True):
     keys: tuple[dict[str, str], ...]
     issuer: str
     audience: str
     algorithms: tuple[str, ...]
 
 
-class RequestHost(msgspec.Struct, frozen=True):
+class RequestHost(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     note: str = ""
 
 
-class HostRequest(msgspec.Struct, frozen=True):
+class HostRequest(msgspec.Struct, frozen=True, kw_only=True):
     request_id: str
     user_id: str
     display_name: str
@@ -123,24 +123,24 @@ class HostRequest(msgspec.Struct, frozen=True):
     reason: str = ""
 
 
-class ListHostRequests(msgspec.Struct, frozen=True):
+class ListHostRequests(msgspec.Struct, frozen=True, kw_only=True):
     status: RequestStatus | None = "pending"
     limit: int = 50
     offset: int = 0
 
 
-class HostRequestList(msgspec.Struct, frozen=True):
+class HostRequestList(msgspec.Struct, frozen=True, kw_only=True):
     requests: tuple[HostRequest, ...]
 
 
-class DecideHostRequest(msgspec.Struct, frozen=True):
+class DecideHostRequest(msgspec.Struct, frozen=True, kw_only=True):
     request_id: str
     admin_id: str
     approve: bool
     reason: str = ""
 
 
-class UserRegistered(msgspec.Struct, frozen=True):
+class UserRegistered(msgspec.Struct, frozen=True, kw_only=True):
     """Published on the EVENTS stream when an account is created (any sign-up path)."""
 
     user_id: str
@@ -148,7 +148,7 @@ class UserRegistered(msgspec.Struct, frozen=True):
     display_name: str
 
 
-class CreateBot(msgspec.Struct, frozen=True):
+class CreateBot(msgspec.Struct, frozen=True, kw_only=True):
     """Bots service → auth (``auth.bots.create``, internal: the gateway never maps it).
 
     Creates the bot account (roles player and bot) or, if it exists, makes ``password``
@@ -159,3 +159,26 @@ class CreateBot(msgspec.Struct, frozen=True):
     email: str
     display_name: str
     password: str
+
+
+class SearchUsers(msgspec.Struct, frozen=True, kw_only=True):
+    """An admin looks for accounts by email or display name (``auth.users.search``).
+
+    ``query`` matches anywhere in either, case-insensitively (prefix matches are listed
+    first). ``admin_id`` is checked against the database too: the gateway already
+    requires the admin role, but an account demoted since its token was issued must not
+    keep searching.
+    """
+
+    admin_id: str
+    query: str
+    limit: int = 20
+    offset: int = 0
+
+
+class UserSearchResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A page of matching accounts (profiles only: never a password hash or Google id)."""
+
+    users: tuple[UserProfile, ...]
+    # Pass as ``offset`` for the next page; None when this was the last one.
+    next_offset: int | None = None

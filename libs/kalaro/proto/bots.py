@@ -12,7 +12,7 @@ from __future__ import annotations
 import msgspec
 
 
-class SeatBot(msgspec.Struct, frozen=True):
+class SeatBot(msgspec.Struct, frozen=True, kw_only=True):
     """Lobby → bots: sit a bot in ``seat`` (kept for a bot by the lobby) and play it."""
 
     table_id: str
@@ -20,7 +20,7 @@ class SeatBot(msgspec.Struct, frozen=True):
     game: str = ""  # lets the bots service refuse a game it has no policy for at once
 
 
-class BotSeated(msgspec.Struct, frozen=True):
+class BotSeated(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str
     seat: int
     user_id: str

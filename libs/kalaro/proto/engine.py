@@ -14,13 +14,13 @@ from typing import Any, Literal
 import msgspec
 
 
-class Player(msgspec.Struct, frozen=True):
+class Player(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     display_name: str
     is_bot: bool = False
 
 
-class StartHand(msgspec.Struct, frozen=True):
+class StartHand(msgspec.Struct, frozen=True, kw_only=True):
     """Lobby → engine, after every hold is placed: deal a new hand."""
 
     table_id: str
@@ -33,12 +33,12 @@ class StartHand(msgspec.Struct, frozen=True):
     dealer: int | None = None
 
 
-class HandStarted(msgspec.Struct, frozen=True):
+class HandStarted(msgspec.Struct, frozen=True, kw_only=True):
     hand_id: str
     version: int
 
 
-class Act(msgspec.Struct, frozen=True):
+class Act(msgspec.Struct, frozen=True, kw_only=True):
     """A player's move. The worker finds the seat from ``user_id``, never trusts a seat."""
 
     table_id: str
@@ -47,26 +47,26 @@ class Act(msgspec.Struct, frozen=True):
     action: msgspec.Raw
 
 
-class Acted(msgspec.Struct, frozen=True):
+class Acted(msgspec.Struct, frozen=True, kw_only=True):
     hand_id: str
     version: int  # the hand's version after the action
 
 
-class GetView(msgspec.Struct, frozen=True):
+class GetView(msgspec.Struct, frozen=True, kw_only=True):
     """A full view for one socket: ``user_id`` seated → that seat's view, else public."""
 
     table_id: str
     user_id: str | None = None
 
 
-class CancelHand(msgspec.Struct, frozen=True):
+class CancelHand(msgspec.Struct, frozen=True, kw_only=True):
     """Lobby → engine: the table was cancelled; void the hand (no credits move)."""
 
     table_id: str
     hand_id: str
 
 
-class HandCancelled(msgspec.Struct, frozen=True):
+class HandCancelled(msgspec.Struct, frozen=True, kw_only=True):
     hand_id: str
     voided: bool
 
@@ -89,13 +89,13 @@ class HandOutcomeReport(msgspec.Struct, frozen=True, kw_only=True):
     payments: tuple[int, ...] = ()
 
 
-class GetHandRecord(msgspec.Struct, frozen=True):
+class GetHandRecord(msgspec.Struct, frozen=True, kw_only=True):
     """A finished hand's record, for ``kalaro verify`` and hand history."""
 
     hand_id: str
 
 
-class HandRecord(msgspec.Struct, frozen=True):
+class HandRecord(msgspec.Struct, frozen=True, kw_only=True):
     """Everything needed to re-derive and replay a finished hand (``kalaro verify``)."""
 
     game: str
@@ -112,3 +112,30 @@ class HandRecord(msgspec.Struct, frozen=True):
     initial_hands: tuple[Any, ...]  # each seat's dealt cards/tiles, as the views showed
     result: Any
     payments: tuple[int, ...]  # credits per seat
+
+
+class ListMyHands(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's finished hands of this engine's game, newest first (hand history)."""
+
+    user_id: str
+    before_ms: int | None = None  # cursor: hands finished before this time
+    limit: int = 20
+
+
+class HandSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of "My hands": what the record says, from the asking player's seat."""
+
+    hand_id: str
+    table_id: str
+    game: str
+    finished_ms: int
+    seat: int
+    players: tuple[str, ...]  # display names in seat order
+    bet: int
+    credits: int  # what the hand paid this player (negative: they paid)
+    ending: str
+    won: bool
+
+
+class MyHands(msgspec.Struct, frozen=True, kw_only=True):
+    hands: tuple[HandSummary, ...]

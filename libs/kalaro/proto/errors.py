@@ -23,7 +23,18 @@ THROTTLED = "throttled"
 INSUFFICIENT_FUNDS = "insufficient_funds"
 ALREADY_DECIDED = "already_decided"
 UNAVAILABLE = "unavailable"
+# The host removed this player from the table; they sit again only if the host allows.
+REMOVED_FROM_TABLE = "removed_from_table"
 INTERNAL = "internal"
+# The action named a version the hand has moved past (or not reached): resync, retry.
+STALE_VERSION = "stale_version"
+HAND_CANCELLED = "hand_cancelled"
+# WebSocket only: a frame about a table this socket has not subscribed to.
+NOT_SUBSCRIBED = "not_subscribed"
+# WebSocket only: the socket sent frames faster than its budget.
+RATE_LIMITED = "rate_limited"
+# Client SDK only: the gateway answered an error without the JSON error body.
+HTTP_ERROR = "http_error"
 
 HTTP_STATUS: dict[str, int] = {
     BAD_REQUEST: 400,
@@ -34,24 +45,37 @@ HTTP_STATUS: dict[str, int] = {
     INVALID_CREDENTIALS: 401,
     REFRESH_REUSED: 401,
     FORBIDDEN: 403,
+    REMOVED_FROM_TABLE: 403,
     NOT_FOUND: 404,
     CONFLICT: 409,
     EMAIL_TAKEN: 409,
     ALREADY_DECIDED: 409,
     INSUFFICIENT_FUNDS: 409,
+    STALE_VERSION: 409,
+    HAND_CANCELLED: 409,
+    NOT_SUBSCRIBED: 409,
     THROTTLED: 429,
+    RATE_LIMITED: 429,
     UNAVAILABLE: 503,
     INTERNAL: 500,
 }
 
 
+#: A service refused the request with a code this gateway does not know (a newer
+#: service, mid-upgrade): a deliberate refusal, not a fault of ours, so not a 500.
+UNKNOWN_CODE_STATUS = 400
+
+
 def http_status(code: str) -> int:
-    """HTTP status for an error code; unknown codes are server errors."""
-    return HTTP_STATUS.get(code, 500)
+    """HTTP status for an error code; a code not listed here is :data:`UNKNOWN_CODE_STATUS`."""
+    return HTTP_STATUS.get(code, UNKNOWN_CODE_STATUS)
 
 
-class ErrorReply(msgspec.Struct, frozen=True):
+class ErrorReply(msgspec.Struct, frozen=True, kw_only=True):
     """The body of a failed request/reply; the header ``Kalaro-Error`` is set too."""
 
     code: str
     message: str
+    # The accounts the error is about, as data (e.g. who is short of credits), so no
+    # caller parses them out of ``message``.
+    user_ids: tuple[str, ...] = ()

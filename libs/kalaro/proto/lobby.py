@@ -20,7 +20,7 @@ TableStatus = Literal["waiting", "dealing", "playing", "ended", "cancelled"]
 Presence = Literal["connected", "reconnecting", "offline"]
 
 
-class SeatInfo(msgspec.Struct, frozen=True):
+class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     display_name: str
     ready: bool = False
@@ -29,7 +29,15 @@ class SeatInfo(msgspec.Struct, frozen=True):
     presence: Presence = "offline"  # from the gateways' sockets (bots connect like anyone)
 
 
-class TableInfo(msgspec.Struct, frozen=True):
+class RemovedPlayer(msgspec.Struct, frozen=True, kw_only=True):
+    """Someone the host removed from a table: they may not sit there again until the
+    host allows them back (:class:`AllowBack`)."""
+
+    user_id: str
+    display_name: str
+
+
+class TableInfo(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str
     game: Game
     ruleset: str
@@ -49,9 +57,12 @@ class TableInfo(msgspec.Struct, frozen=True):
     dealer: int | None = None  # dealer of the next (or current) hand; None: chosen by seed
     seed_commitment: str = ""  # sha256 hex of the next hand's server seed
     practice: bool = False  # zero-bet table with bots (issue: bots)
+    # Players the host removed (bots never listed): public like the seats, so a removed
+    # player's screen can tell them, and the host sees whom to allow back.
+    removed: tuple[RemovedPlayer, ...] = ()
 
 
-class Caller(msgspec.Struct, frozen=True):
+class Caller(msgspec.Struct, frozen=True, kw_only=True):
     """Who asks, as the gateway verified from the access token."""
 
     user_id: str
@@ -59,7 +70,7 @@ class Caller(msgspec.Struct, frozen=True):
     roles: tuple[str, ...] = ("player",)
 
 
-class CreateTable(msgspec.Struct, frozen=True):
+class CreateTable(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     game: Game
     bet: int
@@ -69,12 +80,12 @@ class CreateTable(msgspec.Struct, frozen=True):
     chat_enabled: bool = True
 
 
-class TableCreated(msgspec.Struct, frozen=True):
+class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
     table: TableInfo
-    invite_code: str | None = None  # only for private tables; shown to the host once
+    invite_code: str | None = None  # only for private tables (the host asks again: GetInviteCode)
 
 
-class ListTables(msgspec.Struct, frozen=True):
+class ListTables(msgspec.Struct, frozen=True, kw_only=True):
     game: Game | None = None
     open_seats_only: bool = False
     limit: int = 50
@@ -83,11 +94,11 @@ class ListTables(msgspec.Struct, frozen=True):
     caller: Caller | None = None
 
 
-class TableList(msgspec.Struct, frozen=True):
+class TableList(msgspec.Struct, frozen=True, kw_only=True):
     tables: tuple[TableInfo, ...]
 
 
-class GetTable(msgspec.Struct, frozen=True):
+class GetTable(msgspec.Struct, frozen=True, kw_only=True):
     """One table. With a ``caller`` (the gateway always gives one), a private table is
     answered only to its host, seated players, admins, a bot on its way to a kept seat,
     or with its ``invite_code``; anyone else gets ``not_found``, as if it did not exist.
@@ -98,75 +109,96 @@ class GetTable(msgspec.Struct, frozen=True):
     invite_code: str | None = None
 
 
-class Sit(msgspec.Struct, frozen=True):
+class Sit(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     table_id: str
     seat: int | None = None  # None: the first free seat
     invite_code: str | None = None
 
 
-class Leave(msgspec.Struct, frozen=True):
+class Leave(msgspec.Struct, frozen=True, kw_only=True):
     """Leave now (between hands only)."""
 
     caller: Caller
     table_id: str
 
 
-class LeaveAfterHand(msgspec.Struct, frozen=True):
+class LeaveAfterHand(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     table_id: str
     leave: bool = True
 
 
-class SetReady(msgspec.Struct, frozen=True):
+class SetReady(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     table_id: str
     ready: bool = True
     entropy: str = ""  # the player's own contribution to the next shuffle (<= 64 chars)
 
 
-class Deal(msgspec.Struct, frozen=True):
+class Deal(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     table_id: str
 
 
-class RemovePlayer(msgspec.Struct, frozen=True):
+class RemovePlayer(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     table_id: str
     seat: int
 
 
-class EndTable(msgspec.Struct, frozen=True):
+class AllowBack(msgspec.Struct, frozen=True, kw_only=True):
+    """The host (or an admin) lets a removed player sit at the table again."""
+
+    caller: Caller
+    table_id: str
+    user_id: str
+
+
+class GetInviteCode(msgspec.Struct, frozen=True, kw_only=True):
+    """The host (or an admin) asks for a private table's invite code, as often as they
+    like while the table lives (to share its link again)."""
+
+    caller: Caller
+    table_id: str
+
+
+class InviteCode(msgspec.Struct, frozen=True, kw_only=True):
+    table_id: str
+    invite_code: str
+
+
+class EndTable(msgspec.Struct, frozen=True, kw_only=True):
     """Close the table between hands."""
 
     caller: Caller
     table_id: str
 
 
-class CancelTable(msgspec.Struct, frozen=True):
+class CancelTable(msgspec.Struct, frozen=True, kw_only=True):
     """Close the table now; a hand in progress is voided (holds released)."""
 
     caller: Caller
     table_id: str
 
 
-class SetChat(msgspec.Struct, frozen=True):
+class SetChat(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     table_id: str
     enabled: bool
 
 
-class SendChat(msgspec.Struct, frozen=True):
+class SendChat(msgspec.Struct, frozen=True, kw_only=True):
     caller: Caller
     table_id: str
     text: str
 
 
-class ChatSent(msgspec.Struct, frozen=True):
+class ChatSent(msgspec.Struct, frozen=True, kw_only=True):
     text: str  # as posted, offensive words masked
 
 
-class HandFinished(msgspec.Struct, frozen=True):
+class HandFinished(msgspec.Struct, frozen=True, kw_only=True):
     """Engine → lobby (EVENTS stream, subject ``events.hand.finished``): back to waiting."""
 
     table_id: str
@@ -178,7 +210,7 @@ class HandFinished(msgspec.Struct, frozen=True):
     away_seats: tuple[int, ...] = ()
 
 
-class CreatePractice(msgspec.Struct, frozen=True):
+class CreatePractice(msgspec.Struct, frozen=True, kw_only=True):
     """A practice table in one step: zero bet, the caller (any player) at seat 0 as its
     host, every other seat a bot. Not listed publicly; deals itself when all are ready.
     """
@@ -189,7 +221,7 @@ class CreatePractice(msgspec.Struct, frozen=True):
     options: dict[str, Any] = {}
 
 
-class AddBot(msgspec.Struct, frozen=True):
+class AddBot(msgspec.Struct, frozen=True, kw_only=True):
     """The host (or an admin) seats a bot at a zero-bet table; ``seat`` None: the first
     free seat. Bots never play for credits, so a table with a bet refuses."""
 
@@ -198,7 +230,7 @@ class AddBot(msgspec.Struct, frozen=True):
     seat: int | None = None
 
 
-class ReportPresence(msgspec.Struct, frozen=True):
+class ReportPresence(msgspec.Struct, frozen=True, kw_only=True):
     """Gateway → lobby (``lobby.presence``): the seated players of a table that have a
     socket on it at this gateway now — all of them, so an empty ``user_ids`` says none.
 
@@ -213,6 +245,6 @@ class ReportPresence(msgspec.Struct, frozen=True):
     user_ids: tuple[str, ...] = ()
 
 
-class PresenceNoted(msgspec.Struct, frozen=True):
+class PresenceNoted(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str
     changed: bool  # some seat's presence changed (and the table was published)

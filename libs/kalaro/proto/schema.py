@@ -35,8 +35,7 @@ def game_types() -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
     for name in game_names():
         rules = rules_for(name)
-        package = __import__(f"kalaro.games.{name}", fromlist=["View", "Result"])
-        out[name] = (rules.action_type, package.View, package.Result)
+        out[name] = (rules.action_type, rules.view_type, rules.result_type)
     return out
 
 

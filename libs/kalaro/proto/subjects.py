@@ -20,6 +20,7 @@ AUTH_REQUEST_HOST = "auth.host_requests.create"
 AUTH_LIST_HOST_REQUESTS = "auth.host_requests.list"
 AUTH_DECIDE_HOST_REQUEST = "auth.host_requests.decide"
 AUTH_CREATE_BOT = "auth.bots.create"  # internal: the bots service only
+AUTH_SEARCH_USERS = "auth.users.search"  # admins
 # Broadcast (no reply): a session was signed out or its refresh token reused; gateways
 # close its open sockets. The Redis denylist (kalaro.tokens.revoked_key) is the record.
 AUTH_REVOKED = "auth.revoked"
@@ -46,6 +47,8 @@ LOBBY_LEAVE = "lobby.seats.leave"
 LOBBY_LEAVE_AFTER_HAND = "lobby.seats.leave_after_hand"
 LOBBY_SET_READY = "lobby.seats.ready"
 LOBBY_REMOVE_PLAYER = "lobby.seats.remove"
+LOBBY_ALLOW_BACK = "lobby.seats.allow_back"  # host: a removed player may sit again
+LOBBY_INVITE_CODE = "lobby.tables.invite_code"  # host: a private table's code, again
 LOBBY_DEAL = "lobby.tables.deal"
 LOBBY_END_TABLE = "lobby.tables.end"
 LOBBY_CANCEL_TABLE = "lobby.tables.cancel"
@@ -83,6 +86,11 @@ def engine_record(game: str) -> str:
     return f"engine.{game}.record"
 
 
+def engine_my_hands(game: str) -> str:
+    """A player's finished hands of ``game`` (hand history)."""
+    return f"engine.{game}.myhands"
+
+
 def engine_outcome(game: str) -> str:
     """What became of a hand (the wallet's reconciler asks before touching a hold)."""
     return f"engine.{game}.outcome"
@@ -109,6 +117,17 @@ def hand_result(hand_id: str) -> str:
 
 
 # --- live tables (fan-out of views) ------------------------------------------------
+#: How long a gateway's mark that someone watches a table lasts; it refreshes the mark
+#: well within this while a spectator stays (see ``table_audience_key``).
+AUDIENCE_TTL_MS = 30_000
+
+
+def table_audience_key(table_id: str) -> str:
+    """Redis key that exists while some gateway has a spectator on the table: engines
+    build and publish the audience view (``table_public``) only then."""
+    return f"audience:{table_id}"
+
+
 def table_seat(table_id: str, seat: int) -> str:
     """Private view updates for one seat: only that seat's socket subscribes."""
     return f"table.{table_id}.seat.{seat}"

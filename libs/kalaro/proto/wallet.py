@@ -15,35 +15,35 @@ import msgspec
 RequestStatus = Literal["pending", "approved", "rejected"]
 
 
-class Balance(msgspec.Struct, frozen=True):
+class Balance(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     balance: int
     held: int
     available: int
 
 
-class WelcomeGrant(msgspec.Struct, frozen=True):
+class WelcomeGrant(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
 
 
-class WelcomeGranted(msgspec.Struct, frozen=True):
+class WelcomeGranted(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     granted: bool  # False when this user already had theirs
     amount: int
     balance: Balance
 
 
-class GetBalance(msgspec.Struct, frozen=True):
+class GetBalance(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
 
 
-class GetHistory(msgspec.Struct, frozen=True):
+class GetHistory(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     limit: int = 50
     before: int | None = None  # cursor: entries with id below this
 
 
-class HistoryEntry(msgspec.Struct, frozen=True):
+class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True):
     entry_id: int
     tx_id: int
     kind: str  # welcome, grant, adjust, credit_request, settlement
@@ -52,18 +52,18 @@ class HistoryEntry(msgspec.Struct, frozen=True):
     created_at: str
 
 
-class History(msgspec.Struct, frozen=True):
+class History(msgspec.Struct, frozen=True, kw_only=True):
     entries: tuple[HistoryEntry, ...]
     next_before: int | None = None
 
 
-class RequestCredits(msgspec.Struct, frozen=True):
+class RequestCredits(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     amount: int
     note: str = ""
 
 
-class CreditRequest(msgspec.Struct, frozen=True):
+class CreditRequest(msgspec.Struct, frozen=True, kw_only=True):
     request_id: str
     user_id: str
     amount: int
@@ -75,25 +75,25 @@ class CreditRequest(msgspec.Struct, frozen=True):
     reason: str = ""
 
 
-class ListCreditRequests(msgspec.Struct, frozen=True):
+class ListCreditRequests(msgspec.Struct, frozen=True, kw_only=True):
     status: RequestStatus | None = "pending"
     user_id: str | None = None
     limit: int = 50
     offset: int = 0
 
 
-class CreditRequestList(msgspec.Struct, frozen=True):
+class CreditRequestList(msgspec.Struct, frozen=True, kw_only=True):
     requests: tuple[CreditRequest, ...]
 
 
-class DecideCreditRequest(msgspec.Struct, frozen=True):
+class DecideCreditRequest(msgspec.Struct, frozen=True, kw_only=True):
     request_id: str
     admin_id: str
     approve: bool
     reason: str = ""
 
 
-class Adjust(msgspec.Struct, frozen=True):
+class Adjust(msgspec.Struct, frozen=True, kw_only=True):
     """An admin's grant (amount > 0) or correction (either sign), always with a reason.
 
     ``request_key`` (optional, chosen by the admin's client) makes a retry safe: the
@@ -109,18 +109,18 @@ class Adjust(msgspec.Struct, frozen=True):
     request_key: str = ""
 
 
-class Adjusted(msgspec.Struct, frozen=True):
+class Adjusted(msgspec.Struct, frozen=True, kw_only=True):
     tx_id: int
     balance: Balance
     repeated: bool = False  # True: this request key was already applied; nothing moved now
 
 
-class HoldRequest(msgspec.Struct, frozen=True):
+class HoldRequest(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     amount: int
 
 
-class PlaceHolds(msgspec.Struct, frozen=True):
+class PlaceHolds(msgspec.Struct, frozen=True, kw_only=True):
     """Hold credits on every seated player for one hand: all or nothing."""
 
     table_id: str
@@ -129,19 +129,19 @@ class PlaceHolds(msgspec.Struct, frozen=True):
     game: str = ""  # whose engine decides the hand (the reconciler asks it)
 
 
-class HoldsPlaced(msgspec.Struct, frozen=True):
+class HoldsPlaced(msgspec.Struct, frozen=True, kw_only=True):
     hand_id: str
     holds: tuple[HoldRequest, ...]
 
 
-class Payment(msgspec.Struct, frozen=True):
+class Payment(msgspec.Struct, frozen=True, kw_only=True):
     """Net credits for one player in one hand: negative pays, positive receives."""
 
     user_id: str
     amount: int
 
 
-class SettleHand(msgspec.Struct, frozen=True, tag="settle"):
+class SettleHand(msgspec.Struct, frozen=True, tag="settle", kw_only=True):
     """Apply a finished hand: capture holds, move credits, release the rest."""
 
     hand_id: str
@@ -149,7 +149,7 @@ class SettleHand(msgspec.Struct, frozen=True, tag="settle"):
     table_id: str = ""
 
 
-class VoidHand(msgspec.Struct, frozen=True, tag="void"):
+class VoidHand(msgspec.Struct, frozen=True, tag="void", kw_only=True):
     """A cancelled hand: release its holds, move nothing."""
 
     hand_id: str
@@ -160,7 +160,7 @@ class VoidHand(msgspec.Struct, frozen=True, tag="void"):
 HandOutcome = SettleHand | VoidHand
 
 
-class Settlement(msgspec.Struct, frozen=True):
+class Settlement(msgspec.Struct, frozen=True, kw_only=True):
     """The answer to a settle or void; a repeat returns the same answer."""
 
     hand_id: str
@@ -169,7 +169,7 @@ class Settlement(msgspec.Struct, frozen=True):
     tx_id: int | None = None
 
 
-class Audit(msgspec.Struct, frozen=True):
+class Audit(msgspec.Struct, frozen=True, kw_only=True):
     """Ask the wallet to check its own books."""
 
 
@@ -183,7 +183,7 @@ class OpenHold(msgspec.Struct, frozen=True, kw_only=True):
     placed_at: str  # ISO-8601 UTC: how long it has waited for its hand's outcome
 
 
-class AuditReport(msgspec.Struct, frozen=True):
+class AuditReport(msgspec.Struct, frozen=True, kw_only=True):
     total: int  # sum over all accounts, house included: always 0
     accounts: int
     mismatched_accounts: tuple[str, ...]  # balance != sum of its entries

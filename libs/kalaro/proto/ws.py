@@ -23,11 +23,13 @@ Ref = Annotated[int, msgspec.Meta(ge=0)]
 
 
 # --- client → server --------------------------------------------------------------
-class ClientFrame(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True):
+class ClientFrame(
+    msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True, kw_only=True
+):
     pass
 
 
-class Subscribe(ClientFrame, frozen=True, tag="subscribe"):
+class Subscribe(ClientFrame, frozen=True, tag="subscribe", kw_only=True):
     """Watch a table: as its seated player if you sit there, else as a spectator.
 
     A private table is watched only by its host, seated players and admins, or with its
@@ -38,12 +40,12 @@ class Subscribe(ClientFrame, frozen=True, tag="subscribe"):
     invite_code: Annotated[str, msgspec.Meta(max_length=64)] | None = None
 
 
-class Unsubscribe(ClientFrame, frozen=True, tag="unsubscribe"):
+class Unsubscribe(ClientFrame, frozen=True, tag="unsubscribe", kw_only=True):
     table_id: TableId
     ref: Ref | None = None
 
 
-class Act(ClientFrame, frozen=True, tag="act"):
+class Act(ClientFrame, frozen=True, tag="act", kw_only=True):
     """A move, made against the hand version the client last saw."""
 
     table_id: TableId
@@ -52,22 +54,22 @@ class Act(ClientFrame, frozen=True, tag="act"):
     ref: Ref | None = None
 
 
-class Resync(ClientFrame, frozen=True, tag="resync"):
+class Resync(ClientFrame, frozen=True, tag="resync", kw_only=True):
     table_id: TableId
     ref: Ref | None = None
 
 
-class Chat(ClientFrame, frozen=True, tag="chat"):
+class Chat(ClientFrame, frozen=True, tag="chat", kw_only=True):
     table_id: TableId
     text: Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
     ref: Ref | None = None
 
 
-class Ping(ClientFrame, frozen=True, tag="ping"):
+class Ping(ClientFrame, frozen=True, tag="ping", kw_only=True):
     ref: Ref | None = None
 
 
-class Ready(ClientFrame, frozen=True, tag="ready"):
+class Ready(ClientFrame, frozen=True, tag="ready", kw_only=True):
     """Ready (or not) for the next hand, with your entropy: the REST call, on the socket."""
 
     table_id: TableId
@@ -76,7 +78,7 @@ class Ready(ClientFrame, frozen=True, tag="ready"):
     ref: Ref | None = None
 
 
-class Deal(ClientFrame, frozen=True, tag="deal"):
+class Deal(ClientFrame, frozen=True, tag="deal", kw_only=True):
     """The host deals the next hand: the REST call, on the socket."""
 
     table_id: TableId
@@ -87,27 +89,27 @@ AnyClientFrame = Subscribe | Unsubscribe | Act | Resync | Chat | Ping | Ready | 
 
 
 # --- server → client --------------------------------------------------------------
-class ServerFrame(msgspec.Struct, frozen=True, tag_field="type"):
+class ServerFrame(msgspec.Struct, frozen=True, tag_field="type", kw_only=True):
     pass
 
 
-class Welcome(ServerFrame, frozen=True, tag="welcome"):
+class Welcome(ServerFrame, frozen=True, tag="welcome", kw_only=True):
     user_id: str
     heartbeat_seconds: int
 
 
-class Subscribed(ServerFrame, frozen=True, tag="subscribed"):
+class Subscribed(ServerFrame, frozen=True, tag="subscribed", kw_only=True):
     table: TableInfo
     seat: int | None  # None: watching as a spectator
     ref: int | None = None
 
 
-class Unsubscribed(ServerFrame, frozen=True, tag="unsubscribed"):
+class Unsubscribed(ServerFrame, frozen=True, tag="unsubscribed", kw_only=True):
     table_id: str
     ref: int | None = None
 
 
-class HandView(ServerFrame, frozen=True, tag="view"):
+class HandView(ServerFrame, frozen=True, tag="view", kw_only=True):
     """The hand as one seat (or the audience, ``seat`` None) may see it, complete."""
 
     table_id: str
@@ -119,11 +121,11 @@ class HandView(ServerFrame, frozen=True, tag="view"):
     deadline_ms: int | None = None  # when the pending timer fires (epoch ms), if any
 
 
-class TableChanged(ServerFrame, frozen=True, tag="table"):
+class TableChanged(ServerFrame, frozen=True, tag="table", kw_only=True):
     table: TableInfo
 
 
-class ChatPosted(ServerFrame, frozen=True, tag="chat"):
+class ChatPosted(ServerFrame, frozen=True, tag="chat", kw_only=True):
     table_id: str
     user_id: str
     display_name: str
@@ -131,7 +133,7 @@ class ChatPosted(ServerFrame, frozen=True, tag="chat"):
     at: str
 
 
-class HandResult(ServerFrame, frozen=True, tag="result"):
+class HandResult(ServerFrame, frozen=True, tag="result", kw_only=True):
     """The end of a hand: who won, what moved, every hand, and the seed to verify."""
 
     table_id: str
@@ -144,18 +146,18 @@ class HandResult(ServerFrame, frozen=True, tag="result"):
     entropy: tuple[str, ...]
 
 
-class Ack(ServerFrame, frozen=True, tag="ack"):
+class Ack(ServerFrame, frozen=True, tag="ack", kw_only=True):
     ref: int | None
     version: int | None = None
 
 
-class Error(ServerFrame, frozen=True, tag="error"):
+class Error(ServerFrame, frozen=True, tag="error", kw_only=True):
     code: str
     message: str
     ref: int | None = None
 
 
-class Pong(ServerFrame, frozen=True, tag="pong"):
+class Pong(ServerFrame, frozen=True, tag="pong", kw_only=True):
     ref: int | None = None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,8 @@ def create_table(
     options: dict[str, Any] | None = None,
 ) -> str:
     """Create a table from the dashboard's form; returns its id (the page is at it).
-    ``options``: house rules, typed as JSON into the form's advanced section."""
+    ``options``: house rules, set in the form's House rules fields (the Mahjong points
+    table aside: a checkbox, a number, a choice, or empty for None)."""
     page.goto("/#/")
     page.select_option("#create-game", game)
     page.select_option("#create-ruleset", ruleset)
@@ -62,7 +62,14 @@ def create_table(
         page.fill("#create-timer", str(timer))
     if options:
         page.click("details.advanced summary")
-        page.fill("#create-options", json.dumps(options))
+        for name, value in options.items():
+            field = f"#house-rules [name='{name}']"
+            if isinstance(value, bool):
+                page.set_checked(field, value)
+            elif isinstance(value, str):
+                page.select_option(field, value)
+            else:
+                page.fill(field, "" if value is None else str(value))
     page.click("#create-submit")
     page.wait_for_function("() => /^#\\/tables\\/[0-9a-f]+$/.test(location.hash)")
     page.wait_for_selector("#table-status")

@@ -137,7 +137,10 @@ def test_an_admin_grant_retried_after_a_lost_answer_applies_once(
 
     admin.route("**/api/admin/grants", lose_the_first_answer)
     admin.click("a[data-nav='admin']")
-    admin.fill("#grant-user", user_id)
+    # Grant by picking the player (issue 18): find them by name, then pick.
+    admin.fill("#user-search", f"Lena {unique[:4]}")
+    admin.click("#user-search-submit")
+    admin.click(f'#user-results li[data-user-id="{user_id}"] button.user-pick')
     admin.fill("#grant-amount", "250")
     admin.fill("#grant-reason", f"league prize {unique}")
     admin.click("#grant-submit")
@@ -199,15 +202,15 @@ def test_host_request_approved_by_an_admin_unlocks_create_table(
     player.click("a[data-nav='tables']")
     player.wait_for_selector("#create-table")
 
-    # A private table: the invite code is shown once; a guest needs it to open the
-    # table (it is not listed to them) and to sit.
+    # A private table: the invite code (and its link, see test_hosting.py); a guest
+    # needs it to open the table (it is not listed to them) and to sit.
     player.select_option("#create-game", "tongits")
     player.fill("#create-bet", "0")
     player.check("#create-private")
     player.click("#create-submit")
-    code = player.locator("#dialog-code").inner_text()
+    code = player.locator("#invite-code-text").inner_text()
     shot(player, screenshots, "06-private-table-code-wide")
-    player.click("#dialog-confirm")
+    player.click("#invite-done")
     expect(player.locator("#invite-code")).to_have_text(code)
     table_id = player.evaluate("() => location.hash.split('/').pop()")
 

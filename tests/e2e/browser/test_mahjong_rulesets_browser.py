@@ -31,12 +31,17 @@ RENDER_HAND = """async (view) => {
   const m = await import("/views/table-mahjong.js");
   const felt = document.createElement("section");
   felt.className = "felt";
-  felt.append(m.renderHand({
+  const ctx = {
     table: { game: "mahjong", options: view.options }, frame: { version: 1, deadline_ms: null },
     view, seat: view.seat, selection: [], busy: false, name: (i) => `Seat ${i + 1}`,
     toggle() {}, setSelection() {}, act() {},
-  }));
-  document.querySelector("#app").replaceChildren(felt);
+  };
+  felt.append(m.renderHand(ctx));
+  // Your tiles and moves are drawn in the tray (fixed at the bottom of a phone).
+  const tray = document.createElement("section");
+  tray.className = "tray playing";
+  tray.append(...m.renderTray(ctx).filter(Boolean));
+  document.querySelector("#app").replaceChildren(felt, tray);
 }"""
 
 

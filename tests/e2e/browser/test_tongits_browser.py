@@ -70,7 +70,7 @@ def select_with_keyboard(page: Any, card: str) -> None:
 def play_one(page: Any, state: dict[str, Any], shots: dict[str, Any]) -> bool:
     """Make one legal move on this page; False if it has none."""
     view = state["view"]
-    legal = view["legal_actions"]
+    legal = view["legal"]
     if not legal:
         return False
     types = {a["type"] for a in legal}
@@ -155,7 +155,7 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     # The spectator sees no concealed card: no hand, and no card of anyone's hand.
     spectator_view = view_of(spectator)
     assert spectator_view is not None and spectator_view["seat"] is None
-    assert spectator_view["view"]["hand"] == [] and spectator_view["view"]["legal_actions"] == []
+    assert spectator_view["view"]["hand"] == [] and spectator_view["view"]["legal"] == []
     assert spectator.locator("#hand").count() == 0
     concealed = {
         c for page in players for c in (view_of(page) or {"view": {"hand": []}})["view"]["hand"]
@@ -202,7 +202,8 @@ def test_three_players_play_a_tongits_hand_to_the_result(
             # A reload mid-hand keeps the session (per-tab storage) and the seat.
             reloaded = True
             players[1].reload()
-            players[1].wait_for_selector(".board.tongits #hand")
+            players[1].wait_for_selector(".board.tongits")
+            players[1].wait_for_selector("#tray #hand")
         acted = False
         for page in players:
             state = view_of(page)
@@ -247,9 +248,12 @@ def test_three_players_play_a_tongits_hand_to_the_result(
     expect(players[0].locator("#chat-input")).to_be_disabled()
     host.click('#seats li[data-seat="1"] button.remove')
     host.click("#dialog-confirm")
-    expect(players[1].locator("#sit")).to_be_visible()
-    expect(players[1].locator("#watching")).to_be_visible()
+    # The removed player is told, and taken back to the lobby (issue 18).
+    expect(players[1].locator("#table-notice[data-kind='removed']")).to_be_visible()
+    players[1].wait_for_selector("#lobby-title")
     host.click("#end-table")
     host.click("#dialog-confirm")
-    for page in (*players, spectator):
-        expect(page.locator("#table-status")).to_have_text("Table ended")
+    # Everyone still at the table, seated or watching, is told and taken to the lobby.
+    for page in (players[0], players[2], spectator, host):
+        expect(page.locator("#table-notice[data-kind='ended']")).to_be_visible()
+        page.wait_for_selector("#lobby-title")

@@ -114,10 +114,14 @@ class AuthHarness:
         """Sign up (answered ``check_email``), then sign in with the password."""
         email = email or self.email()
         accepted = await self.call(
-            subjects.AUTH_SIGN_UP, SignUp(email, password, name), SignUpAccepted
+            subjects.AUTH_SIGN_UP,
+            SignUp(email=email, password=password, display_name=name),
+            SignUpAccepted,
         )
         assert accepted.status == "check_email"
-        return await self.call(subjects.AUTH_SIGN_IN, SignIn(email, password), TokenPair)
+        return await self.call(
+            subjects.AUTH_SIGN_IN, SignIn(email=email, password=password), TokenPair
+        )
 
     def mails(self, to: str) -> list[EmailMessage]:
         """The mails written for ``to`` under var/mail/ (no SMTP server in tests), oldest first."""

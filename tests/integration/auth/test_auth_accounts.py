@@ -72,27 +72,35 @@ async def test_sign_up_sign_in_profile_refresh_and_reuse(auth: AuthHarness) -> N
 
     # Sign in with different capitalisation of the same email.
     signed_in = await auth.call(
-        subjects.AUTH_SIGN_IN, SignIn(email.upper(), PASSWORD, "10.0.0.1"), TokenPair
+        subjects.AUTH_SIGN_IN,
+        SignIn(email=email.upper(), password=PASSWORD, address="10.0.0.1"),
+        TokenPair,
     )
     assert signed_in.user.user_id == user.user_id
-    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user.user_id), UserProfile)
+    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user.user_id), UserProfile)
     assert profile == user
 
     # Refresh rotates: a new refresh token and a fresh access token.
     first = signed_in.refresh_token
-    rotated = await auth.call(subjects.AUTH_REFRESH, Refresh(first), TokenPair)
+    rotated = await auth.call(subjects.AUTH_REFRESH, Refresh(refresh_token=first), TokenPair)
     assert rotated.refresh_token != first
     assert rotated.user.user_id == user.user_id
     verify_access_token(rotated.access_token, list(keys.keys), keys.issuer, keys.audience)
-    again = await auth.call(subjects.AUTH_REFRESH, Refresh(rotated.refresh_token), TokenPair)
+    again = await auth.call(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=rotated.refresh_token), TokenPair
+    )
 
     # Presenting the first token again is reuse: the whole family dies...
-    err = await auth.refused(subjects.AUTH_REFRESH, Refresh(first), TokenPair)
+    err = await auth.refused(subjects.AUTH_REFRESH, Refresh(refresh_token=first), TokenPair)
     assert err.code == codes.REFRESH_REUSED
-    err = await auth.refused(subjects.AUTH_REFRESH, Refresh(again.refresh_token), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=again.refresh_token), TokenPair
+    )
     assert err.code == codes.INVALID_TOKEN
     # ...but not the other sign-in's family (sign-up started its own).
-    other = await auth.call(subjects.AUTH_REFRESH, Refresh(signed_up.refresh_token), TokenPair)
+    other = await auth.call(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=signed_up.refresh_token), TokenPair
+    )
     assert other.user.user_id == user.user_id
 
     # Only hashes are stored.
@@ -105,7 +113,7 @@ async def test_concurrent_refreshes_let_exactly_one_through(auth: AuthHarness) -
     pair = await auth.sign_up()
     results = await asyncio.gather(
         *(
-            auth.call(subjects.AUTH_REFRESH, Refresh(pair.refresh_token), TokenPair)
+            auth.call(subjects.AUTH_REFRESH, Refresh(refresh_token=pair.refresh_token), TokenPair)
             for _ in range(5)
         ),
         return_exceptions=True,
@@ -114,7 +122,9 @@ async def test_concurrent_refreshes_let_exactly_one_through(auth: AuthHarness) -
     assert len(winners) == 1
     assert {r.code for r in results if isinstance(r, RemoteError)} == {codes.REFRESH_REUSED}
     # The racing reuse revoked the family, the winner's new token included.
-    err = await auth.refused(subjects.AUTH_REFRESH, Refresh(winners[0].refresh_token), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=winners[0].refresh_token), TokenPair
+    )
     assert err.code == codes.INVALID_TOKEN
 
 
@@ -131,30 +141,40 @@ async def test_expired_refresh_and_access_tokens(auth: AuthHarness) -> None:
         )
     assert expired.value.code == codes.TOKEN_EXPIRED
     auth.clock.offset = 31 * 86_400
-    err = await auth.refused(subjects.AUTH_REFRESH, Refresh(pair.refresh_token), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=pair.refresh_token), TokenPair
+    )
     assert err.code == codes.TOKEN_EXPIRED
 
 
 async def test_sign_out_revokes_the_family_only(auth: AuthHarness) -> None:
     email = auth.email()
     one = await auth.sign_up(email)
-    two = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)
-    rotated = await auth.call(subjects.AUTH_REFRESH, Refresh(one.refresh_token), TokenPair)
+    two = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair)
+    rotated = await auth.call(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=one.refresh_token), TokenPair
+    )
     # Signing out with any token of the family ends it, even an already-rotated one.
-    out = await auth.call(subjects.AUTH_SIGN_OUT, SignOut(one.refresh_token), SignedOut)
+    out = await auth.call(
+        subjects.AUTH_SIGN_OUT, SignOut(refresh_token=one.refresh_token), SignedOut
+    )
     assert out.signed_out
-    err = await auth.refused(subjects.AUTH_REFRESH, Refresh(rotated.refresh_token), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=rotated.refresh_token), TokenPair
+    )
     assert err.code == codes.INVALID_TOKEN
-    assert (await auth.call(subjects.AUTH_REFRESH, Refresh(two.refresh_token), TokenPair)).user
-    unknown = await auth.call(subjects.AUTH_SIGN_OUT, SignOut("x" * 43), SignedOut)
+    assert (
+        await auth.call(subjects.AUTH_REFRESH, Refresh(refresh_token=two.refresh_token), TokenPair)
+    ).user
+    unknown = await auth.call(subjects.AUTH_SIGN_OUT, SignOut(refresh_token="x" * 43), SignedOut)
     assert not unknown.signed_out
 
 
 async def test_unknown_refresh_token_and_profile(auth: AuthHarness) -> None:
     for token in ("", "short", "y" * 43):
-        err = await auth.refused(subjects.AUTH_REFRESH, Refresh(token), TokenPair)
+        err = await auth.refused(subjects.AUTH_REFRESH, Refresh(refresh_token=token), TokenPair)
         assert err.code == codes.INVALID_TOKEN
-    err = await auth.refused(subjects.AUTH_PROFILE, GetProfile("no-such-user"), UserProfile)
+    err = await auth.refused(subjects.AUTH_PROFILE, GetProfile(user_id="no-such-user"), UserProfile)
     assert err.code == codes.NOT_FOUND
 
 
@@ -173,7 +193,9 @@ async def test_weak_passwords_are_refused_with_a_reason(
     auth: AuthHarness, password: str, words: str
 ) -> None:
     err = await auth.refused(
-        subjects.AUTH_SIGN_UP, SignUp(auth.email(), password, "Juan"), TokenPair
+        subjects.AUTH_SIGN_UP,
+        SignUp(email=auth.email(), password=password, display_name="Juan"),
+        TokenPair,
     )
     assert err.code == codes.WEAK_PASSWORD
     assert words in err.message
@@ -182,7 +204,9 @@ async def test_weak_passwords_are_refused_with_a_reason(
 
 async def test_email_as_password_is_refused(auth: AuthHarness) -> None:
     email = auth.email()
-    err = await auth.refused(subjects.AUTH_SIGN_UP, SignUp(email, email, "Juan"), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_SIGN_UP, SignUp(email=email, password=email, display_name="Juan"), TokenPair
+    )
     assert (err.code, "email" in err.message) == (codes.WEAK_PASSWORD, True)
 
 
@@ -201,21 +225,29 @@ async def test_known_email_answers_like_a_new_one_and_changes_nothing(auth: Auth
     email = auth.email()
     pair = await auth.sign_up(email)
     fresh = await auth.call(
-        subjects.AUTH_SIGN_UP, SignUp(auth.email(), "Another-Pass-77", "Other"), SignUpAccepted
+        subjects.AUTH_SIGN_UP,
+        SignUp(email=auth.email(), password="Another-Pass-77", display_name="Other"),
+        SignUpAccepted,
     )
     for variant in (email, email.upper(), f"  {email.title()} "):
         raw = await auth.nc.request(
             subjects.AUTH_SIGN_UP,
-            msgspec.json.encode(SignUp(variant, "Another-Pass-77", "Other")),
+            msgspec.json.encode(
+                SignUp(email=variant, password="Another-Pass-77", display_name="Other")
+            ),
             timeout=5,
         )
         assert not (raw.headers or {}).get("Kalaro-Error")
         assert msgspec.json.decode(raw.data, type=SignUpAccepted) == fresh
     assert await auth.count("auth_users") == 2
     # The squatter's password does not open the account; the owner's still does.
-    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, "Another-Pass-77"), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password="Another-Pass-77"), TokenPair
+    )
     assert err.code == codes.INVALID_CREDENTIALS
-    again = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)
+    again = await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair
+    )
     assert again.user.user_id == pair.user.user_id and again.user.display_name == "Juan"
     # The owner is told by mail; no second verification link is sent.
     mails = auth.mails(email)
@@ -230,10 +262,14 @@ async def test_wrong_password_and_unknown_email_look_the_same(auth: AuthHarness)
     email = auth.email()
     await auth.sign_up(email)
     wrong = await auth.refused(
-        subjects.AUTH_SIGN_IN, SignIn(email, "Not-The-Password-1", "10.0.0.2"), TokenPair
+        subjects.AUTH_SIGN_IN,
+        SignIn(email=email, password="Not-The-Password-1", address="10.0.0.2"),
+        TokenPair,
     )
     unknown = await auth.refused(
-        subjects.AUTH_SIGN_IN, SignIn(auth.email(), PASSWORD, "10.0.0.3"), TokenPair
+        subjects.AUTH_SIGN_IN,
+        SignIn(email=auth.email(), password=PASSWORD, address="10.0.0.3"),
+        TokenPair,
     )
     assert (wrong.code, wrong.message) == (unknown.code, unknown.message)
     assert wrong.code == codes.INVALID_CREDENTIALS
@@ -283,8 +319,12 @@ async def test_malformed_bodies_get_bad_request_and_change_nothing(auth: AuthHar
 async def test_user_registered_is_published_once_per_new_account(auth: AuthHarness) -> None:
     email = auth.email()
     pair = await auth.sign_up(email)
-    await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)
-    await auth.call(subjects.AUTH_SIGN_UP, SignUp(email, PASSWORD, "Again"), SignUpAccepted)
+    await auth.call(subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair)
+    await auth.call(
+        subjects.AUTH_SIGN_UP,
+        SignUp(email=email, password=PASSWORD, display_name="Again"),
+        SignUpAccepted,
+    )
     second = await auth.sign_up()
 
     js = auth.nc.jetstream()

@@ -22,11 +22,13 @@ def _b64(data: bytes) -> str:
 
 
 async def _google(auth: AuthHarness, token: str) -> TokenPair:
-    return await auth.call(subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn(token, "10.2.0.1"), TokenPair)
+    return await auth.call(
+        subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn(id_token=token, address="10.2.0.1"), TokenPair
+    )
 
 
 async def _refused(auth: AuthHarness, token: str) -> tuple[str, str]:
-    err = await auth.refused(subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn(token), TokenPair)
+    err = await auth.refused(subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn(id_token=token), TokenPair)
     return err.code, err.message
 
 
@@ -43,7 +45,9 @@ async def test_valid_token_creates_then_signs_in_the_same_account(auth: AuthHarn
     later = auth.google.id_token(sub=sub, email=auth.email("renamed"), now=auth.clock())
     assert (await _google(auth, later)).user.user_id == first.user.user_id
     # A Google-only account has no password to sign in with.
-    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair
+    )
     assert err.code == codes.INVALID_CREDENTIALS
     assert await auth.count("auth_users") == 1
 
@@ -51,14 +55,16 @@ async def test_valid_token_creates_then_signs_in_the_same_account(auth: AuthHarn
 async def test_verified_email_links_an_existing_password_account(auth: AuthHarness) -> None:
     email = auth.email()
     pair = await auth.sign_up(email)
-    await auth.call(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(auth.link(email)), EmailVerified)
+    await auth.call(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=auth.link(email)), EmailVerified)
     token = auth.google.id_token(sub=f"g-{auth.unique}", email=email, now=auth.clock())
     linked = await _google(auth, token)
     assert linked.user.user_id == pair.user.user_id
     assert linked.user.google_linked and linked.user.email_verified
     assert linked.user.display_name == "Juan"  # the account keeps its own name
     # The password still works too.
-    assert (await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)).user
+    assert (
+        await auth.call(subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair)
+    ).user
     # Another Google account with the same email cannot take it over.
     other = auth.google.id_token(sub=f"other-{auth.unique}", email=email, now=auth.clock())
     assert (await _refused(auth, other))[0] == codes.CONFLICT

@@ -45,14 +45,16 @@ async def test_host_request_approved_by_an_admin(auth: AuthHarness) -> None:
     user_id = player.user.user_id
 
     asked = await auth.call(
-        subjects.AUTH_REQUEST_HOST, RequestHost(user_id, " I run Friday games "), HostRequest
+        subjects.AUTH_REQUEST_HOST,
+        RequestHost(user_id=user_id, note=" I run Friday games "),
+        HostRequest,
     )
     assert (asked.status, asked.note, asked.display_name) == (
         "pending",
         "I run Friday games",
         "Aling Nena",
     )
-    again = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id), HostRequest)
+    again = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
     assert again.request_id == asked.request_id  # asking twice: the same request
 
     pending = await auth.call(subjects.AUTH_LIST_HOST_REQUESTS, ListHostRequests(), HostRequestList)
@@ -61,42 +63,46 @@ async def test_host_request_approved_by_an_admin(auth: AuthHarness) -> None:
     # A player cannot decide, not even their own request.
     err = await auth.refused(
         subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(asked.request_id, user_id, approve=True),
+        DecideHostRequest(request_id=asked.request_id, admin_id=user_id, approve=True),
         HostRequest,
     )
     assert err.code == codes.FORBIDDEN
     err = await auth.refused(
         subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(asked.request_id, "no-such-admin", approve=True),
+        DecideHostRequest(request_id=asked.request_id, admin_id="no-such-admin", approve=True),
         HostRequest,
     )
     assert err.code == codes.FORBIDDEN
-    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id), UserProfile)
+    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user_id), UserProfile)
     assert profile.roles == ("player",)
 
     decided = await auth.call(
         subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(asked.request_id, admin_id, approve=True, reason="welcome"),
+        DecideHostRequest(
+            request_id=asked.request_id, admin_id=admin_id, approve=True, reason="welcome"
+        ),
         HostRequest,
     )
     assert (decided.status, decided.decided_by, decided.reason) == ("approved", admin_id, "welcome")
     assert decided.decided_at is not None
-    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id), UserProfile)
+    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user_id), UserProfile)
     assert profile.roles == ("player", "host")
 
     # The next refresh carries the new role in the access token.
     keys = await auth.call(subjects.AUTH_PUBLIC_KEYS, GetPublicKeys(), PublicKeys)
-    fresh = await auth.call(subjects.AUTH_REFRESH, Refresh(player.refresh_token), TokenPair)
+    fresh = await auth.call(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=player.refresh_token), TokenPair
+    )
     claims = verify_access_token(fresh.access_token, list(keys.keys), keys.issuer, keys.audience)
     assert claims.roles == ("player", "host")
 
     err = await auth.refused(
         subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(asked.request_id, admin_id, approve=False),
+        DecideHostRequest(request_id=asked.request_id, admin_id=admin_id, approve=False),
         HostRequest,
     )
     assert err.code == codes.ALREADY_DECIDED
-    err = await auth.refused(subjects.AUTH_REQUEST_HOST, RequestHost(user_id), HostRequest)
+    err = await auth.refused(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
     assert err.code == codes.CONFLICT
     history = await auth.call(
         subjects.AUTH_LIST_HOST_REQUESTS, ListHostRequests(status="approved"), HostRequestList
@@ -111,24 +117,26 @@ async def test_rejected_request_leaves_roles_and_allows_asking_again(auth: AuthH
     admin_id = await _admin(auth)
     player = await auth.sign_up()
     user_id = player.user.user_id
-    asked = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id), HostRequest)
+    asked = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
     rejected = await auth.call(
         subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(asked.request_id, admin_id, approve=False, reason="not yet"),
+        DecideHostRequest(
+            request_id=asked.request_id, admin_id=admin_id, approve=False, reason="not yet"
+        ),
         HostRequest,
     )
     assert (rejected.status, rejected.reason) == ("rejected", "not yet")
-    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id), UserProfile)
+    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user_id), UserProfile)
     assert profile.roles == ("player",)
-    again = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id), HostRequest)
+    again = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
     assert again.request_id != asked.request_id and again.status == "pending"
     err = await auth.refused(
         subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest("no-such-request", admin_id, approve=True),
+        DecideHostRequest(request_id="no-such-request", admin_id=admin_id, approve=True),
         HostRequest,
     )
     assert err.code == codes.NOT_FOUND
-    err = await auth.refused(subjects.AUTH_REQUEST_HOST, RequestHost("nobody"), HostRequest)
+    err = await auth.refused(subjects.AUTH_REQUEST_HOST, RequestHost(user_id="nobody"), HostRequest)
     assert err.code == codes.NOT_FOUND
 
 
@@ -136,7 +144,9 @@ async def test_racing_host_requests_make_one(auth: AuthHarness) -> None:
     player = await auth.sign_up()
     replies = await asyncio.gather(
         *(
-            auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(player.user.user_id), HostRequest)
+            auth.call(
+                subjects.AUTH_REQUEST_HOST, RequestHost(user_id=player.user.user_id), HostRequest
+            )
             for _ in range(5)
         )
     )
@@ -160,7 +170,9 @@ async def test_admin_from_settings_is_created_once_and_never_overwritten(
         auth.deps.engine, auth.deps.passwords, email, password="Changed-In-Env-9"
     )
     assert (again.user_id, again.created) == (first.user_id, False)
-    pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, "Boss-Pass-2024"), TokenPair)
+    pair = await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password="Boss-Pass-2024"), TokenPair
+    )
     assert pair.user.roles == ("player", "host", "admin")
 
 
@@ -194,7 +206,7 @@ async def test_create_admin_cli_generates_a_password_that_signs_in(
     assert found, out
     password = found.group(1)
     assert len(password) >= 20
-    pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, password), TokenPair)
+    pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email=email, password=password), TokenPair)
     assert pair.user.roles == ("player", "host", "admin")
     assert pair.user.display_name == "Ate Admin"
 
@@ -204,5 +216,7 @@ async def test_create_admin_cli_generates_a_password_that_signs_in(
     code, out, err = await _create_admin_cli(database_url, "--email", player)
     assert code == 0, err
     assert "password: unchanged" in out
-    promoted = await auth.call(subjects.AUTH_SIGN_IN, SignIn(player, PASSWORD), TokenPair)
+    promoted = await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(email=player, password=PASSWORD), TokenPair
+    )
     assert "admin" in promoted.user.roles

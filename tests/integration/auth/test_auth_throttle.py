@@ -34,26 +34,36 @@ async def test_owner_signs_in_from_own_address_after_attackers_failures(
     attacker = "10.1.0.66"
     for i in range(3):
         err = await auth.refused(
-            subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-Guess-{i}", attacker), TokenPair
+            subjects.AUTH_SIGN_IN,
+            SignIn(email=email, password=f"Wrong-Guess-{i}", address=attacker),
+            TokenPair,
         )
         assert err.code == codes.INVALID_CREDENTIALS
     # The attacker's address is locked for this account, even with the right password...
-    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, attacker), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD, address=attacker), TokenPair
+    )
     assert err.code == codes.THROTTLED
     assert "this account from your network address" in err.message
     assert 0 < _retry_after(err.message) <= 60
     # ...and case does not open a fresh counter.
     err = await auth.refused(
-        subjects.AUTH_SIGN_IN, SignIn(email.upper(), PASSWORD, attacker), TokenPair
+        subjects.AUTH_SIGN_IN,
+        SignIn(email=email.upper(), password=PASSWORD, address=attacker),
+        TokenPair,
     )
     assert err.code == codes.THROTTLED
     # The owner, from their own address, is not locked out.
-    pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, "10.1.0.7"), TokenPair)
+    pair = await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD, address="10.1.0.7"), TokenPair
+    )
     assert pair.user.email == email
     # Another account from the attacker's address is unaffected (within its budget).
     other = auth.email()
     await auth.sign_up(other)
-    ok = await auth.call(subjects.AUTH_SIGN_IN, SignIn(other, PASSWORD, attacker), TokenPair)
+    ok = await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(email=other, password=PASSWORD, address=attacker), TokenPair
+    )
     assert ok.user.email == other
 
 
@@ -63,16 +73,24 @@ async def test_account_budget_spares_addresses_the_owner_used(auth: AuthHarness)
     email = auth.email()
     await auth.sign_up(email)
     home = "10.2.0.1"
-    await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, home), TokenPair)
+    await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD, address=home), TokenPair
+    )
     for i in range(8):  # 2 guesses from each of 4 addresses: no address is locked
         err = await auth.refused(
-            subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-{i}-xx", f"10.2.1.{i // 2}"), TokenPair
+            subjects.AUTH_SIGN_IN,
+            SignIn(email=email, password=f"Wrong-{i}-xx", address=f"10.2.1.{i // 2}"),
+            TokenPair,
         )
         assert err.code == codes.INVALID_CREDENTIALS
-    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, "10.2.2.9"), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD, address="10.2.2.9"), TokenPair
+    )
     assert err.code == codes.THROTTLED
     assert "for this account;" in err.message
-    pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, home), TokenPair)
+    pair = await auth.call(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD, address=home), TokenPair
+    )
     assert pair.user.email == email
 
 
@@ -82,11 +100,15 @@ async def test_success_clears_the_account_counter(auth: AuthHarness) -> None:
     for round_ in range(2):
         for i in range(2):
             err = await auth.refused(
-                subjects.AUTH_SIGN_IN, SignIn(email, f"Wrong-{round_}-{i}-x", ""), TokenPair
+                subjects.AUTH_SIGN_IN,
+                SignIn(email=email, password=f"Wrong-{round_}-{i}-x", address=""),
+                TokenPair,
             )
             assert err.code == codes.INVALID_CREDENTIALS
         # 2 + 2 failures would pass the limit of 3 if this did not reset the count.
-        pair = await auth.call(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD, ""), TokenPair)
+        pair = await auth.call(
+            subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD, address=""), TokenPair
+        )
         assert pair.user.email == email
 
 
@@ -97,15 +119,21 @@ async def test_address_is_throttled_across_accounts(auth: AuthHarness) -> None:
     # Five failures spread over accounts that do not exist (no account limit trips).
     for i in range(5):
         err = await auth.refused(
-            subjects.AUTH_SIGN_IN, SignIn(auth.email(f"ghost{i}"), PASSWORD, address), TokenPair
+            subjects.AUTH_SIGN_IN,
+            SignIn(email=auth.email(f"ghost{i}"), password=PASSWORD, address=address),
+            TokenPair,
         )
         assert err.code == codes.INVALID_CREDENTIALS
-    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(victim, PASSWORD, address), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_SIGN_IN, SignIn(email=victim, password=PASSWORD, address=address), TokenPair
+    )
     assert err.code == codes.THROTTLED
     assert "address" in err.message
     # The same account from another address is fine: its own counter is clean.
     pair = await auth.call(
-        subjects.AUTH_SIGN_IN, SignIn(victim, PASSWORD, "198.51.100.7"), TokenPair
+        subjects.AUTH_SIGN_IN,
+        SignIn(email=victim, password=PASSWORD, address="198.51.100.7"),
+        TokenPair,
     )
     assert pair.user.email == victim
 

@@ -23,11 +23,11 @@ from tests.integration.auth.harness import PASSWORD, AuthHarness
 
 
 async def _verify(auth: AuthHarness, token: str) -> EmailVerified:
-    return await auth.call(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token), EmailVerified)
+    return await auth.call(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=token), EmailVerified)
 
 
 async def _profile(auth: AuthHarness, user_id: str) -> UserProfile:
-    return await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id), UserProfile)
+    return await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user_id), UserProfile)
 
 
 async def test_a_new_account_is_unverified_until_its_mailed_link_is_followed(
@@ -53,19 +53,21 @@ async def test_a_new_account_is_unverified_until_its_mailed_link_is_followed(
     assert (done.user_id, done.email, done.email_verified) == (pair.user.user_id, email, True)
     assert (await _profile(auth, pair.user.user_id)).email_verified
     # Single use.
-    again = await auth.refused(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token), EmailVerified)
+    again = await auth.refused(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=token), EmailVerified)
     assert again.code == codes.INVALID_TOKEN and "already used" in again.message
 
 
 async def test_garbage_and_expired_links_are_refused(auth: AuthHarness) -> None:
     for garbage in ("", "x", "not-a-real-token-" * 3, "y" * 600):
-        err = await auth.refused(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(garbage), EmailVerified)
+        err = await auth.refused(
+            subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=garbage), EmailVerified
+        )
         assert err.code == codes.INVALID_TOKEN, garbage
     email = auth.email()
     pair = await auth.sign_up(email)
     token = auth.link(email)
     auth.clock.offset += auth.settings.verify_token_hours * 3600 + 1
-    err = await auth.refused(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token), EmailVerified)
+    err = await auth.refused(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=token), EmailVerified)
     assert err.code == codes.TOKEN_EXPIRED and "expired" in err.message
     assert not await auth.column("auth_users", "email_verified", pair.user.user_id)
 
@@ -76,16 +78,20 @@ async def test_google_owner_takes_over_an_unverified_password_account(
     email = auth.email("victim")
     squatter = await auth.sign_up(email, name="Squatter")
     token = auth.google.id_token(sub=f"g-{auth.unique}", email=email, now=auth.clock())
-    owner = await auth.call(subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn(token), TokenPair)
+    owner = await auth.call(subjects.AUTH_GOOGLE_SIGN_IN, GoogleSignIn(id_token=token), TokenPair)
     assert owner.user.user_id == squatter.user.user_id  # the address, and its account
     assert owner.user.google_linked and owner.user.email_verified
     assert owner.user.display_name == "Juan dela Cruz"  # the owner's name, not the squatter's
     assert await auth.column("auth_users", "password_hash", owner.user.user_id) is None
     # The squatter's password no longer works...
-    err = await auth.refused(subjects.AUTH_SIGN_IN, SignIn(email, PASSWORD), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair
+    )
     assert err.code == codes.INVALID_CREDENTIALS
     # ...nor their refresh token, and their session's access tokens are revoked at once.
-    err = await auth.refused(subjects.AUTH_REFRESH, Refresh(squatter.refresh_token), TokenPair)
+    err = await auth.refused(
+        subjects.AUTH_REFRESH, Refresh(refresh_token=squatter.refresh_token), TokenPair
+    )
     assert err.code == codes.INVALID_TOKEN
     async with auth.deps.engine.connect() as conn:
         families = (
@@ -107,8 +113,12 @@ async def test_google_owner_takes_over_an_unverified_password_account(
         assert await redis.exists(revoked_key(family)) == 1
     # The link mailed at sign-up can no longer verify anything for the squatter.
     err = await auth.refused(
-        subjects.AUTH_VERIFY_EMAIL, VerifyEmail(auth.link(email)), EmailVerified
+        subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=auth.link(email)), EmailVerified
     )
     assert err.code == codes.INVALID_TOKEN
     # The owner's own session works.
-    assert (await auth.call(subjects.AUTH_REFRESH, Refresh(owner.refresh_token), TokenPair)).user
+    assert (
+        await auth.call(
+            subjects.AUTH_REFRESH, Refresh(refresh_token=owner.refresh_token), TokenPair
+        )
+    ).user

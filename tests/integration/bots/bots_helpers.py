@@ -38,7 +38,10 @@ _json = msgspec.json.Encoder()
 
 def table_info(table_id: str, game: str, players: list[str], status: str = "playing") -> TableInfo:
     ready = status != "waiting"
-    seats = tuple(SeatInfo(u, f"Bot {i}", ready=ready, is_bot=True) for i, u in enumerate(players))
+    seats = tuple(
+        SeatInfo(user_id=u, display_name=f"Bot {i}", ready=ready, is_bot=True)
+        for i, u in enumerate(players)
+    )
     return TableInfo(
         table_id=table_id, game=game, ruleset="kalaro", options={}, bet=0, max_loss=0,  # type: ignore[arg-type]
         private=False, chat_enabled=True, host_id=players[0], host_name="Host", seats=seats,
@@ -61,7 +64,9 @@ class Tables:
             else info
         )
         self.infos[info.table_id] = info
-        await self.nc.publish(subjects.table_events(info.table_id), encode(w.TableChanged(info)))
+        await self.nc.publish(
+            subjects.table_events(info.table_id), encode(w.TableChanged(table=info))
+        )
         return info
 
     async def ready(self, table_id: str, user_id: str) -> TableInfo:
@@ -98,7 +103,7 @@ class EngineSocket(TableSocket):
             await self.nc.subscribe(subjects.table_events(table_id), cb=on_message),
         ]
         await self.nc.flush()
-        subscribed = w.Subscribed(info, seat)
+        subscribed = w.Subscribed(table=info, seat=seat)
         self._on_frame(subscribed)
         await self.resync(table_id)
         return subscribed
@@ -111,17 +116,22 @@ class EngineSocket(TableSocket):
 
     async def act(self, table_id: str, action: dict[str, Any], version: int | None = None) -> w.Ack:
         assert version is not None
-        message = Act(table_id, self.user_id, version, msgspec.Raw(_json.encode(action)))
+        message = Act(
+            table_id=table_id,
+            user_id=self.user_id,
+            version=version,
+            action=msgspec.Raw(_json.encode(action)),
+        )
         try:
             acted = await request(self.nc, subjects.engine_act(self.game), message, Acted)
         except RemoteError as exc:
             self.acts.append((version, action, exc.code))
             raise FrameError(exc.code, exc.message) from None
         self.acts.append((version, action, "ok"))
-        return w.Ack(None, acted.version)
+        return w.Ack(ref=None, version=acted.version)
 
     async def resync(self, table_id: str) -> None:
-        message = GetView(table_id, self.user_id)
+        message = GetView(table_id=table_id, user_id=self.user_id)
         with contextlib.suppress(RemoteError):
             view = await request(self.nc, subjects.engine_view(self.game), message, w.HandView)
             self._on_frame(view)

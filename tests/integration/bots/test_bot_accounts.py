@@ -44,7 +44,7 @@ async def refused(nc: NATS, subject: str, message: msgspec.Struct, reply: type) 
 def bot(index: int, unique: str, secret: bytes = SECRET) -> CreateBot:
     creds = credentials(secret, index)
     email = creds.email.replace("@", f"-{unique}@")
-    return CreateBot(email, creds.display_name, creds.password)
+    return CreateBot(email=email, display_name=creds.display_name, password=creds.password)
 
 
 async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
@@ -62,7 +62,7 @@ async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
     again = await create(nc, message)  # the bots service asks on every start
     assert again == profile
     pair = await request(
-        nc, subjects.AUTH_SIGN_IN, SignIn(message.email, message.password), TokenPair
+        nc, subjects.AUTH_SIGN_IN, SignIn(email=message.email, password=message.password), TokenPair
     )
     assert pair.user.user_id == profile.user_id
     keys = auth.jwks
@@ -73,12 +73,19 @@ async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
     # No UserRegistered for a bot (so no welcome grant: bots never hold credits); a
     # person signing up after it is announced, so the listener did listen.
     person = f"ana-{unique}@example.com"
-    await request(nc, subjects.AUTH_SIGN_UP, SignUp(person, "Kulay-Ube-42", "Ana"), SignUpAccepted)
+    await request(
+        nc,
+        subjects.AUTH_SIGN_UP,
+        SignUp(email=person, password="Kulay-Ube-42", display_name="Ana"),
+        SignUpAccepted,
+    )
     await nc.flush()
     await sub.unsubscribe()
     heard_of = [msgspec.json.decode(m.data)["email"] for m in announced]
     assert heard_of == [person]
-    error = await refused(nc, subjects.AUTH_REQUEST_HOST, RequestHost(profile.user_id), object)
+    error = await refused(
+        nc, subjects.AUTH_REQUEST_HOST, RequestHost(user_id=profile.user_id), object
+    )
     assert error.code == codes.FORBIDDEN
 
 
@@ -89,25 +96,41 @@ async def test_a_new_secret_resets_the_bot_password(nc: NATS, auth: AuthDeps, un
     first = await create(nc, old)
     second = await create(nc, new)
     assert second.user_id == first.user_id
-    error = await refused(nc, subjects.AUTH_SIGN_IN, SignIn(old.email, old.password), TokenPair)
+    error = await refused(
+        nc, subjects.AUTH_SIGN_IN, SignIn(email=old.email, password=old.password), TokenPair
+    )
     assert error.code == codes.INVALID_CREDENTIALS
-    pair = await request(nc, subjects.AUTH_SIGN_IN, SignIn(new.email, new.password), TokenPair)
+    pair = await request(
+        nc, subjects.AUTH_SIGN_IN, SignIn(email=new.email, password=new.password), TokenPair
+    )
     assert pair.user.user_id == first.user_id
 
 
 async def test_bot_accounts_cannot_touch_people(nc: NATS, auth: AuthDeps, unique: str) -> None:
     person = f"juan-{unique}@example.com"
-    await request(nc, subjects.AUTH_SIGN_UP, SignUp(person, "Kulay-Ube-42", "Juan"), SignUpAccepted)
+    await request(
+        nc,
+        subjects.AUTH_SIGN_UP,
+        SignUp(email=person, password="Kulay-Ube-42", display_name="Juan"),
+        SignUpAccepted,
+    )
     strong = "x" * 40
     error = await refused(
-        nc, subjects.AUTH_CREATE_BOT, CreateBot(person, "Juan", strong), UserProfile
+        nc,
+        subjects.AUTH_CREATE_BOT,
+        CreateBot(email=person, display_name="Juan", password=strong),
+        UserProfile,
     )
     assert error.code == codes.BAD_REQUEST and BOT_EMAIL_DOMAIN in error.message
     # Nobody can sign up under the bots' domain (and so take a bot's address first).
-    squat = SignUp(f"bot-99-{unique}@{BOT_EMAIL_DOMAIN}", "Kulay-Ube-42", "Sneaky")
+    squat = SignUp(
+        email=f"bot-99-{unique}@{BOT_EMAIL_DOMAIN}", password="Kulay-Ube-42", display_name="Sneaky"
+    )
     error = await refused(nc, subjects.AUTH_SIGN_UP, squat, TokenPair)
     assert error.code == codes.BAD_REQUEST
-    short = CreateBot(f"bot-98-{unique}@{BOT_EMAIL_DOMAIN}", "Bot", "too-short")
+    short = CreateBot(
+        email=f"bot-98-{unique}@{BOT_EMAIL_DOMAIN}", display_name="Bot", password="too-short"
+    )
     error = await refused(nc, subjects.AUTH_CREATE_BOT, short, UserProfile)
     assert error.code == codes.WEAK_PASSWORD
 

@@ -114,7 +114,11 @@ def start(table: BotTable, hand_id: str, options: dict[str, object]) -> StartHan
         hand_id=hand_id,
         options=options,
         bet=0,
-        players=tuple(Player(s.user_id, s.display_name, True) for s in info.seats if s),
+        players=tuple(
+            Player(user_id=s.user_id, display_name=s.display_name, is_bot=True)
+            for s in info.seats
+            if s
+        ),
         server_seed=hashlib.sha256(hand_id.encode()).hexdigest(),
         entropy=tuple("" for _ in info.seats),
         dealer=0,
@@ -122,7 +126,7 @@ def start(table: BotTable, hand_id: str, options: dict[str, object]) -> StartHan
 
 
 async def record(nc: NATS, game: str, hand_id: str) -> HandRecord:
-    message = GetHandRecord(hand_id)
+    message = GetHandRecord(hand_id=hand_id)
     return await request(nc, subjects.engine_record(game), message, HandRecord)
 
 

@@ -50,7 +50,9 @@ async def test_seat_is_answered_only_once_every_account_exists(
         await asyncio.sleep(0.5)
         assert not starting.done()
         with pytest.raises(RemoteError) as silent:
-            await request(nc, subjects.BOTS_SEAT, SeatBot("t", 1, "tongits"), BotSeated)
+            await request(
+                nc, subjects.BOTS_SEAT, SeatBot(table_id="t", seat=1, game="tongits"), BotSeated
+            )
         assert silent.value.code == codes.UNAVAILABLE
         assert "no service answered" in silent.value.message
         async with auth_service(nc, redis, database_url, tmp_path, unique):
@@ -59,13 +61,18 @@ async def test_seat_is_answered_only_once_every_account_exists(
             for index in range(MIN_POOL_SIZE):
                 creds = credentials(SECRET, index)
                 signed = await request(
-                    nc, subjects.AUTH_SIGN_IN, SignIn(creds.email, creds.password), TokenPair
+                    nc,
+                    subjects.AUTH_SIGN_IN,
+                    SignIn(email=creds.email, password=creds.password),
+                    TokenPair,
                 )
                 assert signed.user.roles == ("player", "bot")
                 assert signed.user.display_name == creds.display_name
             # And now bots.seat answers (here: no lobby to ask about the table, it says).
             with pytest.raises(RemoteError) as answered:
-                await request(nc, subjects.BOTS_SEAT, SeatBot("t", 1, "tongits"), BotSeated)
+                await request(
+                    nc, subjects.BOTS_SEAT, SeatBot(table_id="t", seat=1, game="tongits"), BotSeated
+                )
             assert answered.value.code == codes.UNAVAILABLE
             assert subjects.LOBBY_GET_TABLE in answered.value.message
     finally:

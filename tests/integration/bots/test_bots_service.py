@@ -94,11 +94,15 @@ async def test_seat_refuses_a_game_without_bots_and_an_unreachable_gateway(
     await service.start(nc)
     try:
         with pytest.raises(RemoteError) as refused:
-            await request(nc, subjects.BOTS_SEAT, SeatBot("t", 1, "chess"), BotSeated)
+            await request(
+                nc, subjects.BOTS_SEAT, SeatBot(table_id="t", seat=1, game="chess"), BotSeated
+            )
         assert refused.value.code == codes.BAD_REQUEST and "chess" in refused.value.message
         # No auth service and no gateway: the lobby hears "unavailable", not silence.
         with pytest.raises(RemoteError) as away:
-            await request(nc, subjects.BOTS_SEAT, SeatBot("t", 1, "tongits"), BotSeated)
+            await request(
+                nc, subjects.BOTS_SEAT, SeatBot(table_id="t", seat=1, game="tongits"), BotSeated
+            )
         assert away.value.code == codes.UNAVAILABLE
     finally:
         await service.stop()

@@ -80,3 +80,21 @@ async def test_starting_before_nats_waits_quietly_and_then_connects(
         if not connecting.done():
             connecting.cancel()
         server.stop()
+
+
+async def test_a_deliberate_drain_is_not_reported_as_a_lost_connection(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every stop drains NATS; "lost the NATS connection; reconnecting" there would be a
+    warning an operator cannot act on."""
+    server = NatsServer(tmp_path / "nats").start()
+    try:
+        nc = await connect(server.url, "stopping")
+        caplog.set_level(logging.DEBUG)
+        caplog.clear()
+        await nc.drain()
+        assert nc.is_closed
+        assert _noisy(caplog) == [], [r.getMessage() for r in _noisy(caplog)]
+        assert any("NATS connection closed" in r.getMessage() for r in caplog.records)
+    finally:
+        server.stop()

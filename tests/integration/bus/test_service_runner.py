@@ -12,6 +12,7 @@ from nats.aio.msg import Msg
 
 from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.store import StaleVersion, VersionedStore
+from kalaro.proto.endpoints import Endpoint
 
 
 class Add(msgspec.Struct):
@@ -45,6 +46,26 @@ async def test_typed_reply_and_typed_error(nc: NATS, unique: str) -> None:
     with pytest.raises(RemoteError) as err:
         await request(nc, subject, Add(-1, 3), Sum)
     assert err.value.code == "bad_request"
+    await service.stop()
+
+
+async def test_an_endpoint_serves_and_calls_with_its_declared_types(nc: NATS, unique: str) -> None:
+    """One declaration: the service learns the request type, the caller the reply type."""
+    endpoint = Endpoint(f"test.{unique}.add", Add, Sum)
+    service = Service("adder")
+
+    async def add(req: Add) -> Sum:
+        return Sum(req.a + req.b, "r1")
+
+    service.add(endpoint, add)
+    await service.start(nc)
+    reply = await request(nc, endpoint, Add(2, 3))
+    assert isinstance(reply, Sum)
+    assert reply.total == 5
+    # The request type from the endpoint still validates what arrives.
+    raw = await nc.request(endpoint.subject, b'{"a": "x"}', timeout=2)
+    assert raw.headers is not None
+    assert raw.headers["Kalaro-Error"] == "bad_request"
     await service.stop()
 
 

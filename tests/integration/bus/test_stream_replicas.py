@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import nats.js.errors
 import pytest
 from nats.aio.client import Client as NATS
 from nats.js.api import StorageType, StreamConfig
@@ -110,7 +111,17 @@ async def test_a_one_replica_unbounded_stream_is_brought_up_to_the_declaration(
             duplicate_window=3600.0,
         )
     )
-    await publish_once(js, subjects.USER_REGISTERED, {"user_id": "u1"}, "u1")
+    # A new stream on a cluster answers only once its leader is elected and the subject's
+    # interest has reached our node (NATS 2.15 takes a moment longer than 2.9 did).
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            await publish_once(js, subjects.USER_REGISTERED, {"user_id": "u1"}, "u1")
+            break
+        except nats.js.errors.NoStreamResponseError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
     before = await js.stream_info(subjects.EVENTS_STREAM)
     assert before.config.num_replicas == 1 and before.config.max_bytes == -1
 

@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from nats.aio.client import Client as NATS
@@ -82,8 +82,11 @@ class Replicas:
         background: bool = False,
         now_ms: Callable[[], int] | None = None,
         tick_seconds: float = 0.05,
+        audience: Literal["watched", "always"] = "always",
     ) -> Replica:
         nc = await connect(self.nats_url, f"test-engine-{game}")
+        # These tests read every frame off NATS (the audience view included), with no
+        # gateway to mark the table watched: the engine publishes it always by default.
         worker = EngineWorker(
             game,
             nc,
@@ -91,6 +94,7 @@ class Replicas:
             now_ms=now_ms or self.clock,
             namespace=self.namespace,
             tick_seconds=tick_seconds,
+            audience=audience,
         )
         service = worker.build_service()
         await service.start(nc)
@@ -140,7 +144,9 @@ def start_message(
         hand_id=f"{unique}-{hand}",
         options=options or {},
         bet=bet,
-        players=tuple(Player(f"{unique}-u{s}", f"Player {s}") for s in range(seats)),
+        players=tuple(
+            Player(user_id=f"{unique}-u{s}", display_name=f"Player {s}") for s in range(seats)
+        ),
         server_seed=seed.hex(),
         entropy=entropy if entropy is not None else tuple(f"e{s}" for s in range(seats)),
         dealer=dealer,
@@ -155,14 +161,19 @@ async def start_hand(nc: NATS, game: str, start: StartHand) -> HandStarted:
 async def send_act(
     nc: NATS, game: str, table_id: str, user_id: str, version: int, action: Any
 ) -> Acted:
-    message = Act(table_id, user_id, version, msgspec.Raw(_json.encode(action)))
+    message = Act(
+        table_id=table_id,
+        user_id=user_id,
+        version=version,
+        action=msgspec.Raw(_json.encode(action)),
+    )
     acted: Acted = await request(nc, subjects.engine_act(game), message, Acted)
     return acted
 
 
 def legal(view: dict[str, Any]) -> list[dict[str, Any]]:
-    """A seat's legal actions in its view (Tongits: ``legal_actions``; Mahjong: ``legal``)."""
-    found: list[dict[str, Any]] = view.get("legal_actions", view.get("legal", []))
+    """A seat's legal actions in its view (every game's view has ``legal``)."""
+    found: list[dict[str, Any]] = view.get("legal", [])
     return found
 
 

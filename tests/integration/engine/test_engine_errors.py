@@ -47,7 +47,7 @@ async def test_refused_actions_change_nothing(nc: NATS, workers: Replicas, uniqu
 
     def act(user: str, action: Any, version: int = v) -> Act:
         raw = action if isinstance(action, bytes) else msgspec.json.encode(action)
-        return Act(start.table_id, user, version, msgspec.Raw(raw))
+        return Act(table_id=start.table_id, user_id=user, version=version, action=msgspec.Raw(raw))
 
     cases: list[tuple[Act, str]] = [
         # someone who is not in this hand
@@ -93,5 +93,7 @@ async def test_acting_where_no_hand_exists_is_not_found(
     nc: NATS, workers: Replicas, unique: str
 ) -> None:
     await workers.start("tongits")
-    message = Act(f"{unique}-nowhere", "u", 1, msgspec.Raw(b'{"type":"draw"}'))
+    message = Act(
+        table_id=f"{unique}-nowhere", user_id="u", version=1, action=msgspec.Raw(b'{"type":"draw"}')
+    )
     assert await _refused(nc, message) == codes.NOT_FOUND

@@ -159,7 +159,7 @@ async def test_get_view_gives_a_seat_its_own_view_and_others_the_public_one(
     mine = await request(
         nc,
         subjects.engine_view("mahjong"),
-        GetView(start.table_id, start.players[2].user_id),
+        GetView(table_id=start.table_id, user_id=start.players[2].user_id),
         HandView,
     )
     assert mine.seat == 2
@@ -170,11 +170,16 @@ async def test_get_view_gives_a_seat_its_own_view_and_others_the_public_one(
 
     for viewer in (None, f"{unique}-stranger"):
         public = await request(
-            nc, subjects.engine_view("mahjong"), GetView(start.table_id, viewer), HandView
+            nc,
+            subjects.engine_view("mahjong"),
+            GetView(table_id=start.table_id, user_id=viewer),
+            HandView,
         )
         assert public.seat is None
         assert all(p["hand"] is None for p in msgspec.json.decode(public.view)["players"])
 
     with pytest.raises(RemoteError) as missing:
-        await request(nc, subjects.engine_view("mahjong"), GetView(f"{unique}-none"), HandView)
+        await request(
+            nc, subjects.engine_view("mahjong"), GetView(table_id=f"{unique}-none"), HandView
+        )
     assert missing.value.code == codes.NOT_FOUND

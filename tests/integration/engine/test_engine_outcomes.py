@@ -68,7 +68,10 @@ async def _watch(nc: NATS, subject: str) -> tuple[list[Msg], object]:
 
 async def _cancel(nc: NATS, game: str, table_id: str, hand_id: str) -> HandCancelled:
     answer: HandCancelled = await request(
-        nc, subjects.engine_cancel(game), CancelHand(table_id, hand_id), HandCancelled
+        nc,
+        subjects.engine_cancel(game),
+        CancelHand(table_id=table_id, hand_id=hand_id),
+        HandCancelled,
     )
     return answer
 
@@ -92,7 +95,7 @@ async def test_cancelling_a_hand_in_play_voids_it_once(
     stored = await stream_messages(nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id))
     assert len(stored) == 1
     assert msgspec.json.decode(stored[0].data, type=VoidHand) == VoidHand(
-        start.hand_id, start.table_id
+        hand_id=start.hand_id, table_id=start.table_id
     )
     await asyncio.sleep(0.05)
     assert len(published) == 1, "four cancels, one void sent"
@@ -126,7 +129,9 @@ async def test_cancelling_a_hand_never_started_blocks_a_late_start(
         await request(nc, subjects.engine_start("mahjong"), start, HandStarted)
     assert refused.value.code == codes.CONFLICT
     with pytest.raises(RemoteError) as no_view:
-        await request(nc, subjects.engine_view("mahjong"), GetView(start.table_id), HandView)
+        await request(
+            nc, subjects.engine_view("mahjong"), GetView(table_id=start.table_id), HandView
+        )
     assert no_view.value.code == codes.NOT_FOUND
 
     # The table's next hand starts normally over the tombstone.
@@ -152,10 +157,10 @@ async def _play_to_the_end(worker: EngineWorker, start: StartHand, feed: Feed, v
         seat = rng.choice([s for s in range(3) if legal(views[s])])
         action = rng.choice(legal(views[seat]))
         message = Act(
-            start.table_id,
-            start.players[seat].user_id,
-            version,
-            msgspec.Raw(msgspec.json.encode(action)),
+            table_id=start.table_id,
+            user_id=start.players[seat].user_id,
+            version=version,
+            action=msgspec.Raw(msgspec.json.encode(action)),
         )
         version = (await worker.act(message)).version
 
@@ -166,7 +171,12 @@ async def test_sweeper_publishes_the_outcome_a_dead_worker_did_not(
     nc = js_nc
     healthy = await workers.start("tongits")
     dying = _DiesBeforePublishing(
-        "tongits", nc, workers.redis, now_ms=clock, namespace=workers.namespace
+        "tongits",
+        nc,
+        workers.redis,
+        now_ms=clock,
+        namespace=workers.namespace,
+        audience="always",  # (this test reads the audience view off NATS)
     )
     start = start_message("tongits", unique)
     events_before = await last_seq(nc, subjects.EVENTS_STREAM)
@@ -211,7 +221,12 @@ async def test_next_hand_sends_the_previous_outcome_first_if_nobody_did(
     nc = js_nc
     await workers.start("tongits")
     dying = _DiesBeforePublishing(
-        "tongits", nc, workers.redis, now_ms=clock, namespace=workers.namespace
+        "tongits",
+        nc,
+        workers.redis,
+        now_ms=clock,
+        namespace=workers.namespace,
+        audience="always",  # (this test reads the audience view off NATS)
     )
     first = start_message("tongits", unique)
     feed = await Feed.open(nc, first.table_id, 3)
@@ -239,13 +254,18 @@ async def test_a_void_the_cancelling_worker_did_not_send_is_swept_once(
     nc = js_nc
     healthy = await workers.start("tongits")
     dying = _DiesBeforePublishing(
-        "tongits", nc, workers.redis, now_ms=clock, namespace=workers.namespace
+        "tongits",
+        nc,
+        workers.redis,
+        now_ms=clock,
+        namespace=workers.namespace,
+        audience="always",  # (this test reads the audience view off NATS)
     )
     start = start_message("tongits", unique)
     published, _ = await _watch(nc, subjects.hand_result(start.hand_id))
     await start_hand(nc, "tongits", start)
     with pytest.raises(ConnectionError):
-        await dying.cancel(CancelHand(start.table_id, start.hand_id))
+        await dying.cancel(CancelHand(table_id=start.table_id, hand_id=start.hand_id))
     # A retried cancel finds the hand voided and does not send the void itself...
     assert (await _cancel(nc, "tongits", start.table_id, start.hand_id)).voided
     await asyncio.sleep(0.05)
@@ -321,7 +341,7 @@ async def test_while_the_stream_has_no_leader_the_outcome_goes_to_the_wallet_dir
 
     async def settle(req: SettleHand) -> Settlement:
         settled.append(req)
-        return Settlement(req.hand_id, "settled", req.payments)
+        return Settlement(hand_id=req.hand_id, status="settled", payments=req.payments)
 
     async def hand_finished(req: HandFinished) -> HandFinished:
         finished.append(req)
@@ -341,7 +361,7 @@ async def test_while_the_stream_has_no_leader_the_outcome_goes_to_the_wallet_dir
         await eventually(lambda: len(feed.results) == 1, 3.0, "the result shown at once")
         assert [s.hand_id for s in settled] == [start.hand_id]
         assert [f.hand_id for f in finished] == [start.hand_id]
-        record = await replica.worker.get_record(GetHandRecord(start.hand_id))
+        record = await replica.worker.get_record(GetHandRecord(hand_id=start.hand_id))
         assert [p.amount for p in settled[0].payments] == list(record.payments)
         _, slot = await load_slot(workers.store("tongits"), start.table_id)
         assert not slot.outcome_published  # the durable copy is still owed

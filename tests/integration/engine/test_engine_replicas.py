@@ -47,10 +47,10 @@ async def test_racing_the_same_move_on_two_replicas_applies_it_once(
         seat = rng.choice([s for s in range(3) if legal(views[s])])
         action = rng.choice(legal(views[seat]))
         message = Act(
-            start.table_id,
-            start.players[seat].user_id,
-            version,
-            msgspec.Raw(msgspec.json.encode(action)),
+            table_id=start.table_id,
+            user_id=start.players[seat].user_id,
+            version=version,
+            action=msgspec.Raw(msgspec.json.encode(action)),
         )
         # The same move four times at once: twice straight into each replica's handler,
         # twice over NATS (the queue group picks a replica).

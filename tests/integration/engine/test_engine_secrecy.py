@@ -44,28 +44,9 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _secrets(game: str, state: Any) -> tuple[list[set[str]], set[str], set[str]]:
-    """(concealed per seat, concealed from everyone, face up) in ``state``."""
-    if game == "tongits":
-        seats = [
-            set(hand) | {c for m in state.melds if m.face_down and m.owner == s for c in m.cards}
-            for s, hand in enumerate(state.hands)
-        ]
-        up = set(state.discards) | {c for m in state.melds if not m.face_down for c in m.cards}
-        return seats, set(state.stock), up
-    seats = [set(p.hand) for p in state.players]
-    up = {t for p in state.players for t in (*p.discards, *p.flowers)}
-    up |= {t for p in state.players for m in p.melds for t in m.tiles}
-    if state.call is not None:
-        up.add(state.call.tile)
-    return seats, set(state.wall), up
-
-
 def _forbidden(game: str, state: Any, recipient: int | None) -> set[str]:
-    seats, hidden, up = _secrets(game, state)
-    others = set().union(*(h for s, h in enumerate(seats) if s != recipient))
-    own = seats[recipient] if recipient is not None else set()
-    return (others | hidden) - up - own
+    """What ``recipient`` must not be shown, from the game's own secrets fact."""
+    return set(rules_for(game).secrets(state).forbidden(recipient))
 
 
 def _recipient(frame: Frame, table_id: str, seats: int) -> int | None:

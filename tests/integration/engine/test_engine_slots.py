@@ -64,7 +64,7 @@ async def test_a_move_appends_its_action_and_leaves_the_deal_alone(
     assert slot.hand_id == start.hand_id and slot.players == start.players
 
     # The next hand at the table starts its own deal and an empty log.
-    cancel = CancelHand(start.table_id, start.hand_id)
+    cancel = CancelHand(table_id=start.table_id, hand_id=start.hand_id)
     assert (await request(nc, subjects.engine_cancel("tongits"), cancel, HandCancelled)).voided
     second = msgspec.structs.replace(start, hand_id=f"{unique}-h2")
     await start_hand(nc, "tongits", second)

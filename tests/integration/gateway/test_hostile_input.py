@@ -7,102 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any
 
 import httpx
 import msgspec
 import pytest
-import uvicorn
 import websockets
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nats.aio.client import Client as NATS
 
-from kalaro.bus import Service
+from kalaro.bus import Service, ServiceError
 from kalaro.bus.redislink import RedisLink
-from kalaro.devstack import NatsServer, free_port, wait_for_port
-from kalaro.proto import subjects
-from kalaro.proto.auth import GetPublicKeys, PublicKeys
-from kalaro.settings import load_settings
-from kalaro.tokens import ALGORITHM, issue_access_token, key_id, public_jwks
-from services.gateway.app import create_app
-from services.gateway.fastws import TextFrameWebSocketProtocol
+from kalaro.devstack import NatsServer
+from kalaro.proto import endpoints
+from kalaro.proto.wallet import Balance, GetBalance
 from services.gateway.limits import MAX_DEPTH, scan, too_deep
-from services.lobby.service import build_service
-from services.lobby.tables import Lobby
-from tests.integration.lobby.harness import Clock
+from tests.integration.gateway.world import World, world_of
 
-ISSUER = "kalaro-hostile-test"
-AUDIENCE = "kalaro-clients-hostile-test"
 DEEP = b"[" * 1000 + b"]" * 1000
-
-
-@dataclass
-class World:
-    nc: NATS
-    key: Ed25519PrivateKey
-    unique: str
-    url: str
-
-    def token(self, name: str, *roles: str) -> str:
-        return issue_access_token(
-            self.key, key_id(self.key), f"{name}-{self.unique}", ("player", *roles), name,
-            ISSUER, AUDIENCE, 300,
-        )  # fmt: skip
-
-    def headers(self, name: str, *roles: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token(name, *roles)}"}
-
-
-@asynccontextmanager
-async def serving(nc: NATS, nats_url: str, **settings: Any) -> AsyncIterator[str]:
-    app = create_app(load_settings({}, nats_url=nats_url, **settings), nc)
-    port = free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, ws=TextFrameWebSocketProtocol,
-        ws_ping_interval=None, log_level="info", lifespan="on",
-    )  # fmt: skip
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    try:
-        await asyncio.to_thread(wait_for_port, port)
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
-@asynccontextmanager
-async def world_of(
-    nc: NATS, redis: RedisLink, nats_server: NatsServer, unique: str, **settings: Any
-) -> AsyncIterator[World]:
-    key = Ed25519PrivateKey.generate()
-    keys = Service("hostile-test-auth-keys")
-
-    async def public_keys(_: GetPublicKeys) -> PublicKeys:
-        return PublicKeys(tuple(public_jwks(key)), ISSUER, AUDIENCE, (ALGORITHM,))
-
-    keys.add(subjects.AUTH_PUBLIC_KEYS, GetPublicKeys, public_keys)
-    await keys.start(nc)
-    core = Lobby(nc, redis, prefix=f"test:{unique}:lobby:", clock=Clock())
-    lobby_service = build_service(core)
-    await lobby_service.start(nc)
-    try:
-        async with serving(nc, nats_server.url, **settings) as address:
-            yield World(nc, key, unique, address)
-    finally:
-        await lobby_service.stop()
-        await keys.stop()
-
-
-@pytest.fixture
-async def world(
-    nc: NATS, redis: RedisLink, nats_server: NatsServer, unique: str
-) -> AsyncIterator[World]:
-    async with world_of(nc, redis, nats_server, unique) as w:
-        yield w
 
 
 def assert_bad_request(response: httpx.Response, status: int = 400) -> str:
@@ -269,16 +189,19 @@ async def test_the_server_log_never_shows_a_token(
         caplog.set_level(logging.INFO)
         token = world.token("Ana")
         async with websockets.connect(f"ws://{world.url}/ws?token={token}") as ws:
-            await ws.recv()
+            assert msgspec.json.decode(await ws.recv())["type"] == "welcome"
+        async with websockets.connect(f"ws://{world.url}/ws?token={token}x") as ws:
+            assert msgspec.json.decode(await ws.recv())["type"] == "error"  # refused, and logged
         async with httpx.AsyncClient(base_url=f"http://{world.url}") as http:
             await http.get(f"/api/config?token={token}&x=1")
         await asyncio.sleep(0.1)
     finally:
         for logger in loggers:
             logger.removeHandler(caplog.handler)
-    lines = [r.getMessage() for r in caplog.records if r.name.startswith("uvicorn")]
+    server = ("uvicorn", "kalaro", "litestar")  # (httpx, the test's client, logs its URLs)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith(server)]
+    assert [line for line in lines if "refused" in line or "token" in line.lower()], lines
     assert not [line for line in lines if token in line], lines
-    assert [line for line in lines if "/ws?token=[redacted]" in line], lines
     assert [line for line in lines if "/api/config?token=[redacted]&x=1" in line], lines
 
 
@@ -289,3 +212,27 @@ def test_the_depth_scan_skips_strings_and_finds_the_top_level_ref() -> None:
     assert not too_deep(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH)
     assert too_deep(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
     assert not too_deep(b'{"s": "' + b"[" * 100 + b'"}')
+
+
+async def test_an_error_code_the_gateway_does_not_know_is_a_4xx_with_that_code(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A newer wallet, mid-upgrade, refuses with a code this gateway has never heard of.
+    wallet = Service("hostile-test-wallet")
+
+    async def balance(_: GetBalance) -> Balance:
+        raise ServiceError("brand_new_refusal", "no balance for you today")
+
+    wallet.add(endpoints.WALLET_BALANCE, balance)
+    await wallet.start(world.nc)
+    caplog.set_level(logging.INFO)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://{world.url}") as http:
+            response = await http.get("/api/wallet/", headers=world.headers("Payer"))
+    finally:
+        await wallet.stop()
+    assert response.status_code == 400, response.text
+    assert response.json() == {
+        "error": {"code": "brand_new_refusal", "message": "no balance for you today"}
+    }
+    no_traceback(caplog)

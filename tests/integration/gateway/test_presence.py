@@ -16,29 +16,25 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import pytest
-import uvicorn
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from litestar import Litestar
 from nats.aio.client import Client as NATS
 
-from kalaro.bus import Service, request
+from kalaro.bus import request
 from kalaro.bus.redislink import RedisLink
 from kalaro.client import KalaroClient
 from kalaro.client.socket import TableSocket
-from kalaro.devstack import NatsServer, free_port, wait_for_port
+from kalaro.devstack import NatsServer
 from kalaro.proto import lobby as lb
 from kalaro.proto import subjects
-from kalaro.proto.auth import GetPublicKeys, PublicKeys, TokenPair, UserProfile
+from kalaro.proto.auth import TokenPair, UserProfile
 from kalaro.settings import load_settings
-from kalaro.tokens import ALGORITHM, issue_access_token, key_id, public_jwks
-from services.gateway.app import create_app
-from services.gateway.fastws import TextFrameWebSocketProtocol
+from kalaro.tokens import issue_access_token, key_id
 from services.lobby.service import build_service
 from services.lobby.tables import Lobby
+from tests.integration.gateway.world import AUDIENCE, ISSUER, serving, signing_keys
 from tests.integration.lobby.harness import Clock
 
-ISSUER = "kalaro-gateway-test"
-AUDIENCE = "kalaro-clients-gateway-test"
 GRACE = 30.0
 
 
@@ -62,7 +58,9 @@ class World:
     gateways: list[Gateway]
 
     def caller(self, name: str, *roles: str) -> lb.Caller:
-        return lb.Caller(f"{name.lower()}-{self.unique}", name, ("player", *roles))
+        return lb.Caller(
+            user_id=f"{name.lower()}-{self.unique}", display_name=name, roles=("player", *roles)
+        )
 
     def client(self, who: lb.Caller, gateway: Gateway) -> KalaroClient:
         token = issue_access_token(
@@ -70,9 +68,11 @@ class World:
             ISSUER, AUDIENCE, 300,
         )  # fmt: skip
         client = KalaroClient(gateway.url)
-        profile = UserProfile(who.user_id, f"{who.user_id}@example.com", who.display_name,
-                              who.roles, "")  # type: ignore[arg-type]  # fmt: skip
-        client.tokens = TokenPair(token, "unused", 300, profile)
+        profile = UserProfile(user_id=who.user_id, email=f"{who.user_id}@example.com",
+                              display_name=who.display_name, roles=who.roles, created_at="")  # type: ignore[arg-type]  # fmt: skip
+        client.tokens = TokenPair(
+            access_token=token, refresh_token="unused", expires_in=300, user=profile
+        )
         return client
 
     async def lobby_call(self, subject: str, message: object, reply: type) -> object:
@@ -80,65 +80,47 @@ class World:
 
 
 @asynccontextmanager
-async def serving(nc: NATS, nats_url: str, refresh: float) -> AsyncIterator[Gateway]:
+async def gateway(nc: NATS, nats_url: str, refresh: float) -> AsyncIterator[Gateway]:
     """One gateway app under uvicorn on a free port, for as long as the block runs."""
     settings = load_settings(
         {}, nats_url=nats_url, ws_heartbeat_seconds=20, presence_refresh_seconds=refresh
     )
-    app = create_app(settings, nc)
-    port = free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, ws=TextFrameWebSocketProtocol,
-        ws_ping_interval=None, log_level="warning", lifespan="on",
-    )  # fmt: skip
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    try:
-        await asyncio.to_thread(wait_for_port, port)
-        yield Gateway(app, f"http://127.0.0.1:{port}")
-    finally:
-        server.should_exit = True
-        await task
+    async with serving(nc, settings, log_level="warning") as (app, address):
+        yield Gateway(app, f"http://{address}")
 
 
 @pytest.fixture
 async def world(
     nc: NATS, redis: RedisLink, nats_server: NatsServer, unique: str
 ) -> AsyncIterator[World]:
-    key = Ed25519PrivateKey.generate()
-    keys = Service("gateway-test-auth-keys")
-
-    async def public_keys(_: GetPublicKeys) -> PublicKeys:
-        return PublicKeys(tuple(public_jwks(key)), ISSUER, AUDIENCE, (ALGORITHM,))
-
-    keys.add(subjects.AUTH_PUBLIC_KEYS, GetPublicKeys, public_keys)
-    await keys.start(nc)
     clock = Clock()
     prefix = f"test:{unique}:lobby:"
     core = Lobby(nc, redis, prefix=prefix, clock=clock, presence_grace_seconds=GRACE)
     lobby_service = build_service(core)
-    await lobby_service.start(nc)
-    try:
-        async with (
-            serving(nc, nats_server.url, refresh=0.5) as one,
-            serving(nc, nats_server.url, refresh=0.5) as two,
-        ):
-            yield World(nc, core, clock, key, unique, [one, two])
-    finally:
-        await lobby_service.stop()
-        await keys.stop()
+    async with signing_keys(nc) as key:
+        await lobby_service.start(nc)
+        try:
+            async with (
+                gateway(nc, nats_server.url, refresh=0.5) as one,
+                gateway(nc, nats_server.url, refresh=0.5) as two,
+            ):
+                yield World(nc, core, clock, key, unique, [one, two])
+        finally:
+            await lobby_service.stop()
 
 
 async def table_with(world: World, *players: lb.Caller) -> lb.TableInfo:
     host = world.caller("Host", "host")
     created = await world.lobby_call(
-        subjects.LOBBY_CREATE_TABLE, lb.CreateTable(host, "tongits", 0), lb.TableCreated
+        subjects.LOBBY_CREATE_TABLE,
+        lb.CreateTable(caller=host, game="tongits", bet=0),
+        lb.TableCreated,
     )
     assert isinstance(created, lb.TableCreated)
     table = created.table
     for who in players:
         seated = await world.lobby_call(
-            subjects.LOBBY_SIT, lb.Sit(who, table.table_id), lb.TableInfo
+            subjects.LOBBY_SIT, lb.Sit(caller=who, table_id=table.table_id), lb.TableInfo
         )
         assert isinstance(seated, lb.TableInfo)
         table = seated
@@ -221,7 +203,9 @@ async def test_a_spectator_has_no_presence_until_they_sit(world: World) -> None:
     await sees(spectator, tid, ["connected", None, None])
     assert spectator.state(tid).seat is None
     # Cris sits down with the socket open: the gateway moves it to the seat and says so.
-    await world.lobby_call(subjects.LOBBY_SIT, lb.Sit(cris, tid, 2), lb.TableInfo)
+    await world.lobby_call(
+        subjects.LOBBY_SIT, lb.Sit(caller=cris, table_id=tid, seat=2), lb.TableInfo
+    )
     await sees(ana_socket, tid, ["connected", None, "connected"])
     await spectator.close()
     await sees(ana_socket, tid, ["connected", None, "reconnecting"])
@@ -238,7 +222,7 @@ async def test_gateways_re_announce_so_a_lost_report_heals(world: World) -> None
     await sees(ben_socket, tid, ["connected", "connected", None])
     # The lobby loses what gateway one said (as if its Redis had been restored from an
     # older copy): the seats fall back to reconnecting ...
-    lost = lb.ReportPresence(one.gateway_id, tid, ())
+    lost = lb.ReportPresence(gateway_id=one.gateway_id, table_id=tid, user_ids=())
     await world.lobby_call(subjects.LOBBY_PRESENCE, lost, lb.PresenceNoted)
     await sees(ben_socket, tid, ["reconnecting", "reconnecting", None])
     # ... until the gateway's next re-announce (every 0.5 s here) puts them right.
@@ -254,7 +238,7 @@ async def test_a_gateway_that_stops_says_its_sockets_are_gone(
     table = await table_with(world, ana, ben)
     tid = table.table_id
     watcher = await watch(world, ben, world.gateways[0], tid)
-    async with serving(nc, nats_server.url, refresh=30) as leaving:
+    async with gateway(nc, nats_server.url, refresh=30) as leaving:
         ana_socket = await watch(world, ana, leaving, tid)
         await sees(watcher, tid, ["connected", "connected", None])
     # The gateway went away (a redeploy): Ana's seat no longer shows her connected.

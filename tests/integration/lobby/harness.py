@@ -99,7 +99,7 @@ class Peers:
     async def _balance(self, req: GetBalance) -> Balance:
         self.balance_asks.append(req)
         amount = self.balances.get(req.user_id, RICH)
-        return Balance(req.user_id, amount, 0, amount)
+        return Balance(user_id=req.user_id, balance=amount, held=0, available=amount)
 
     async def _place_holds(self, req: PlaceHolds) -> HoldsPlaced:
         self.holds.append(req)
@@ -107,19 +107,24 @@ class Peers:
         short = [h.user_id for h in req.holds if h.user_id in self.short]
         if short:
             named = ", ".join(f"{u} (available 0, needs {req.holds[0].amount})" for u in short)
-            raise ServiceError(codes.INSUFFICIENT_FUNDS, f"not enough available: {named}")
-        return HoldsPlaced(req.hand_id, req.holds)
+            # Like the wallet: who is short travels as data (the text is for people).
+            raise ServiceError(
+                codes.INSUFFICIENT_FUNDS,
+                f"not enough available: {named}",
+                user_ids=tuple(short),
+            )
+        return HoldsPlaced(hand_id=req.hand_id, holds=req.holds)
 
     async def _void(self, req: VoidHand) -> Settlement:
         self.voids.append(req)
-        return Settlement(req.hand_id, "voided", ())
+        return Settlement(hand_id=req.hand_id, status="voided", payments=())
 
     async def _start(self, req: StartHand) -> HandStarted:
         self.starts.append(req)
         await asyncio.sleep(self.delay)
         if self.engine_error is not None:
             raise ServiceError(self.engine_error, "engine refused the hand")
-        return HandStarted(req.hand_id, 1)
+        return HandStarted(hand_id=req.hand_id, version=1)
 
     async def _view(self, req: GetView) -> ws.HandView:
         hands = [s.hand_id for s in self.starts if s.table_id == req.table_id]
@@ -127,7 +132,14 @@ class Peers:
             raise ServiceError(codes.NOT_FOUND, f"no hand at table {req.table_id}")
         version = self.hand_versions.get(req.table_id, 1)
         raw = msgspec.Raw
-        return ws.HandView(req.table_id, hands[-1], version, None, raw(b"{}"), raw(b"[]"))
+        return ws.HandView(
+            table_id=req.table_id,
+            hand_id=hands[-1],
+            version=version,
+            seat=None,
+            view=raw(b"{}"),
+            events=raw(b"[]"),
+        )
 
     async def _cancel(self, req: CancelHand) -> HandCancelled:
         self.cancels.append(req)
@@ -136,9 +148,12 @@ class Peers:
         if self.engine_voids:
             assert self.nc is not None
             await request(
-                self.nc, subjects.WALLET_VOID, VoidHand(req.hand_id, req.table_id), Settlement
+                self.nc,
+                subjects.WALLET_VOID,
+                VoidHand(hand_id=req.hand_id, table_id=req.table_id),
+                Settlement,
             )
-        return HandCancelled(req.hand_id, True)
+        return HandCancelled(hand_id=req.hand_id, voided=True)
 
 
 class Frames:
@@ -213,7 +228,9 @@ class LobbyHarness:
     answered: list[bytes] = field(default_factory=list)
 
     def user(self, name: str, *roles: str) -> lb.Caller:
-        return lb.Caller(f"{name.lower()}-{self.unique}", name, ("player", *roles))
+        return lb.Caller(
+            user_id=f"{name.lower()}-{self.unique}", display_name=name, roles=("player", *roles)
+        )
 
     @property
     def host(self) -> lb.Caller:
@@ -236,27 +253,31 @@ class LobbyHarness:
         default has none (the lobby refuses a clockless table unless private and free)."""
         if "options" not in kw:
             kw["options"] = clocked(game)
-        message = lb.CreateTable(host or self.host, game, bet, **kw)
+        message = lb.CreateTable(caller=host or self.host, game=game, bet=bet, **kw)
         return await self.call(subjects.LOBBY_CREATE_TABLE, message, lb.TableCreated)
 
     async def get(self, table_id: str) -> lb.TableInfo:
-        return await self.call(subjects.LOBBY_GET_TABLE, lb.GetTable(table_id), lb.TableInfo)
+        return await self.call(
+            subjects.LOBBY_GET_TABLE, lb.GetTable(table_id=table_id), lb.TableInfo
+        )
 
     async def sit(
         self, who: lb.Caller, table_id: str, seat: int | None = None, code: str | None = None
     ) -> lb.TableInfo:
-        message = lb.Sit(who, table_id, seat, code)
+        message = lb.Sit(caller=who, table_id=table_id, seat=seat, invite_code=code)
         return await self.call(subjects.LOBBY_SIT, message, lb.TableInfo)
 
     async def ready(self, who: lb.Caller, table_id: str, ready: bool = True) -> lb.TableInfo:
         entropy = f"entropy-{who.user_id}-{len(self.secrets)}" if ready else ""
         if entropy:
             self.secrets.add(entropy)
-        message = lb.SetReady(who, table_id, ready, entropy)
+        message = lb.SetReady(caller=who, table_id=table_id, ready=ready, entropy=entropy)
         return await self.call(subjects.LOBBY_SET_READY, message, lb.TableInfo)
 
     async def deal(self, who: lb.Caller, table_id: str) -> lb.TableInfo:
-        return await self.call(subjects.LOBBY_DEAL, lb.Deal(who, table_id), lb.TableInfo)
+        return await self.call(
+            subjects.LOBBY_DEAL, lb.Deal(caller=who, table_id=table_id), lb.TableInfo
+        )
 
     async def full_table(
         self, game: lb.Game = "tongits", bet: int = 10, ready: bool = True, **kw: Any

@@ -39,7 +39,9 @@ class BotsPeer:
     seated: list[lb.Caller] = field(default_factory=list)
 
     def bot(self, n: int) -> lb.Caller:
-        return lb.Caller(f"bot{n}-{self.unique}", f"Bot {n}", ("player", "bot"))
+        return lb.Caller(
+            user_id=f"bot{n}-{self.unique}", display_name=f"Bot {n}", roles=("player", "bot")
+        )
 
     async def seat(self, req: SeatBot) -> BotSeated:
         self.asked.append(req)
@@ -47,10 +49,12 @@ class BotsPeer:
             raise ServiceError(codes.BAD_REQUEST, f"no bots for game {req.game!r}")
         bot = self.bot(len(self.asked))
         if self.mode == "sit":
-            message = lb.Sit(bot, req.table_id, req.seat)
+            message = lb.Sit(caller=bot, table_id=req.table_id, seat=req.seat)
             await request(self.nc, subjects.LOBBY_SIT, message, lb.TableInfo)
             self.seated.append(bot)
-        return BotSeated(req.table_id, req.seat, bot.user_id, bot.display_name)
+        return BotSeated(
+            table_id=req.table_id, seat=req.seat, user_id=bot.user_id, display_name=bot.display_name
+        )
 
 
 @pytest.fixture
@@ -66,14 +70,14 @@ async def bots(nc: NATS, unique: str) -> AsyncIterator[BotsPeer]:
 async def practice(
     lobby: LobbyHarness, who: lb.Caller, game: lb.Game = "tongits", **kw: object
 ) -> lb.TableCreated:
-    message = lb.CreatePractice(who, game, **kw)  # type: ignore[arg-type]
+    message = lb.CreatePractice(caller=who, game=game, **kw)  # type: ignore[arg-type]
     return await lobby.call(subjects.LOBBY_CREATE_PRACTICE, message, lb.TableCreated)
 
 
 async def add_bot(
     lobby: LobbyHarness, who: lb.Caller, table_id: str, seat: int | None = None
 ) -> lb.TableInfo:
-    message = lb.AddBot(who, table_id, seat)
+    message = lb.AddBot(caller=who, table_id=table_id, seat=seat)
     return await lobby.call(subjects.LOBBY_ADD_BOT, message, lb.TableInfo)
 
 
@@ -85,7 +89,7 @@ async def test_practice_table_seats_its_host_and_bots_and_is_not_listed(
     table = created.table
     assert created.invite_code is None
     assert (table.practice, table.bet, table.max_loss, table.host_id) == (True, 0, 0, ana.user_id)
-    assert table.seats[0] == lb.SeatInfo(ana.user_id, "Ana")
+    assert table.seats[0] == lb.SeatInfo(user_id=ana.user_id, display_name="Ana")
     # The bots were asked for all at once, so they sat in any order.
     assert {s.user_id if s else None for s in table.seats[1:]} == {b.user_id for b in bots.seated}
     assert all(s is not None and s.is_bot for s in table.seats[1:])
@@ -114,7 +118,7 @@ async def test_practice_deals_itself_when_the_last_seat_is_ready(
     assert lobby.peers.holds == [] and lobby.peers.balance_asks == []  # no credits touched
 
     # After the hand everyone is un-readied; again the last Ready deals (here: a bot's).
-    finished = lb.HandFinished(table.table_id, start.hand_id, next_dealer=1)
+    finished = lb.HandFinished(table_id=table.table_id, hand_id=start.hand_id, next_dealer=1)
     await lobby.lobby.hand_finished(finished)
     await lobby.ready(ana, table.table_id)
     await lobby.ready(bots.seated[0], table.table_id)
@@ -130,14 +134,16 @@ async def test_a_practice_table_is_for_its_host_and_bots(
     table = (await practice(lobby, ana)).table
     bot = bots.seated[0]
     # A bot leaves a seat free; still nobody but the host (or a bot sent for) sits there.
-    await lobby.call(subjects.LOBBY_LEAVE, lb.Leave(bot, table.table_id), lb.TableInfo)
+    await lobby.call(
+        subjects.LOBBY_LEAVE, lb.Leave(caller=bot, table_id=table.table_id), lb.TableInfo
+    )
     message = await refused(codes.FORBIDDEN, lobby.sit(ben, table.table_id))
     assert "practice" in message
     message = await refused(codes.FORBIDDEN, lobby.sit(bots.bot(9), table.table_id, seat=1))
     assert "kept for a bot" in message
     refilled = await add_bot(lobby, ana, table.table_id)
     assert refilled.seats[1] is not None and refilled.seats[1].is_bot
-    bot_practice = lb.CreatePractice(bots.bot(8), "tongits")
+    bot_practice = lb.CreatePractice(caller=bots.bot(8), game="tongits")
     message = await refused(
         codes.FORBIDDEN,
         lobby.call(subjects.LOBBY_CREATE_PRACTICE, bot_practice, lb.TableCreated),
@@ -150,7 +156,9 @@ async def test_a_practice_table_ends_when_its_host_leaves(
 ) -> None:
     ana = lobby.user("Ana")
     table = (await practice(lobby, ana)).table
-    left = await lobby.call(subjects.LOBBY_LEAVE, lb.Leave(ana, table.table_id), lb.TableInfo)
+    left = await lobby.call(
+        subjects.LOBBY_LEAVE, lb.Leave(caller=ana, table_id=table.table_id), lb.TableInfo
+    )
     assert left.status == "ended"
     # The bots see it on the table's events and go.
     await eventually(lambda: lobby.frames.tables(table.table_id)[-1].status == "ended")
@@ -314,7 +322,9 @@ async def test_a_bot_sits_only_in_a_kept_seat_at_a_zero_bet_table(
     after_ben = await lobby.sit(ben, table.table_id)  # ... and the next, past the kept one
     assert after_ben.seats[2] is not None and after_ben.seats[2].user_id == ben.user_id
     seated = await lobby.sit(bot, table.table_id)
-    assert seated.seats[1] == lb.SeatInfo(bot.user_id, bot.display_name, is_bot=True)
+    assert seated.seats[1] == lb.SeatInfo(
+        user_id=bot.user_id, display_name=bot.display_name, is_bot=True
+    )
 
     # A kept seat is kept only for a while: a bot that never came does not block it.
     await add_bot(lobby, lobby.host, table.table_id, seat=3)
@@ -358,7 +368,9 @@ async def test_bots_still_connected_do_not_keep_an_abandoned_practice_table(
     core = lobby.lobby
     ana = lobby.user("Ana")
     table = (await practice(lobby, ana)).table
-    gone = lb.ReportPresence("gw", table.table_id, tuple(b.user_id for b in bots.seated))
+    gone = lb.ReportPresence(
+        gateway_id="gw", table_id=table.table_id, user_ids=tuple(b.user_id for b in bots.seated)
+    )
     period = core.presence_forget_seconds / 3
     waited = 0.0
     while waited <= core.practice_idle_seconds:

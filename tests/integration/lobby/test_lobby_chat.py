@@ -65,7 +65,7 @@ async def test_chat_is_masked_and_published(lobby: LobbyHarness) -> None:
     ana = lobby.user("Ana")
     sent = await lobby.call(
         subjects.LOBBY_SEND_CHAT,
-        lb.SendChat(ana, table.table_id, "  ang swerte mo gago  "),
+        lb.SendChat(caller=ana, table_id=table.table_id, text="  ang swerte mo gago  "),
         lb.ChatSent,
     )
     assert sent.text == "ang swerte mo ****"
@@ -85,7 +85,7 @@ async def test_chat_rate_limit_per_player(lobby: LobbyHarness) -> None:
     ana, ben = lobby.user("Ana"), lobby.user("Ben")
 
     async def say(who: lb.Caller, text: str) -> lb.ChatSent:
-        message = lb.SendChat(who, table.table_id, text)
+        message = lb.SendChat(caller=who, table_id=table.table_id, text=text)
         return await lobby.call(subjects.LOBBY_SEND_CHAT, message, lb.ChatSent)
 
     for n in range(5):
@@ -104,7 +104,7 @@ async def test_chat_rate_limit_per_player(lobby: LobbyHarness) -> None:
 async def test_chat_off_and_bad_messages(lobby: LobbyHarness) -> None:
     table = (await lobby.create("tongits", 10, chat_enabled=False)).table
     ana = lobby.user("Ana")
-    message = lb.SendChat(ana, table.table_id, "hello")
+    message = lb.SendChat(caller=ana, table_id=table.table_id, text="hello")
     with pytest.raises(RemoteError) as off:
         await lobby.call(subjects.LOBBY_SEND_CHAT, message, lb.ChatSent)
     assert off.value.code == codes.FORBIDDEN
@@ -112,11 +112,15 @@ async def test_chat_off_and_bad_messages(lobby: LobbyHarness) -> None:
 
     with pytest.raises(RemoteError) as not_host:
         await lobby.call(
-            subjects.LOBBY_SET_CHAT, lb.SetChat(ana, table.table_id, True), lb.TableInfo
+            subjects.LOBBY_SET_CHAT,
+            lb.SetChat(caller=ana, table_id=table.table_id, enabled=True),
+            lb.TableInfo,
         )
     assert not_host.value.code == codes.FORBIDDEN
     on = await lobby.call(
-        subjects.LOBBY_SET_CHAT, lb.SetChat(lobby.host, table.table_id, True), lb.TableInfo
+        subjects.LOBBY_SET_CHAT,
+        lb.SetChat(caller=lobby.host, table_id=table.table_id, enabled=True),
+        lb.TableInfo,
     )
     assert on.chat_enabled and lobby.frames.tables(table.table_id)[-1].chat_enabled
     sent = await lobby.call(subjects.LOBBY_SEND_CHAT, message, lb.ChatSent)
@@ -125,7 +129,9 @@ async def test_chat_off_and_bad_messages(lobby: LobbyHarness) -> None:
     for text in ("   ", "x" * 301):
         with pytest.raises(RemoteError) as bad:
             await lobby.call(
-                subjects.LOBBY_SEND_CHAT, lb.SendChat(ana, table.table_id, text), lb.ChatSent
+                subjects.LOBBY_SEND_CHAT,
+                lb.SendChat(caller=ana, table_id=table.table_id, text=text),
+                lb.ChatSent,
             )
         assert bad.value.code == codes.BAD_REQUEST
     assert [c.text for c in lobby.frames.chats(table.table_id)] == ["hello"]

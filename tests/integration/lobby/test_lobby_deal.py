@@ -24,7 +24,9 @@ async def _finish(
     nc: NATS, table_id: str, hand_id: str, next_dealer: int | None = 1, voided: bool = False
 ) -> None:
     """What the engine publishes when a hand is over: on the durable EVENTS stream."""
-    event = lb.HandFinished(table_id, hand_id, next_dealer, voided)
+    event = lb.HandFinished(
+        table_id=table_id, hand_id=hand_id, next_dealer=next_dealer, voided=voided
+    )
     await nc.jetstream().publish(subjects.HAND_FINISHED, encode(event))
 
 
@@ -55,7 +57,7 @@ async def test_deal_places_holds_then_starts_the_hand(lobby: LobbyHarness) -> No
 
     (holds,) = lobby.peers.holds
     assert holds.hand_id == dealt.hand_id and holds.table_id == table.table_id
-    assert holds.holds == tuple(HoldRequest(p.user_id, 80) for p in players)
+    assert holds.holds == tuple(HoldRequest(user_id=p.user_id, amount=80) for p in players)
     (start,) = lobby.peers.starts
     assert start.hand_id == dealt.hand_id and start.table_id == table.table_id
     assert start.bet == 20 and start.options == table.options
@@ -94,7 +96,7 @@ async def test_racing_deals_on_two_replicas_deal_once(
     try:
         replica = Lobby(other_nc, redis, prefix=lobby.prefix, clock=lobby.clock)
         lobby.peers.delay = 0.05  # keep the winner's deal in flight while others try
-        deal = lb.Deal(lobby.host, table.table_id)
+        deal = lb.Deal(caller=lobby.host, table_id=table.table_id)
         outcomes = await asyncio.gather(
             *(r.deal(deal) for r in [lobby.lobby, replica] * 3), return_exceptions=True
         )
@@ -149,7 +151,7 @@ async def test_engine_failure_voids_holds_and_reverts(lobby: LobbyHarness) -> No
 
 async def test_engine_silent_hand_is_cancelled_at_the_engine_only(lobby: LobbyHarness) -> None:
     table, _ = await lobby.full_table("tongits", 10)
-    lobby.lobby._engine_timeout = 0.2
+    lobby.lobby._dealer.engine_timeout = 0.2
     lobby.peers.delay = 0.5  # the engine answers too late: did it start or not?
     message = await refused(codes.UNAVAILABLE, lobby.deal(lobby.host, table.table_id))
     assert "could not start" in message
@@ -170,13 +172,13 @@ async def test_zero_bet_deals_without_holds(lobby: LobbyHarness) -> None:
 async def test_no_seat_changes_during_a_hand(lobby: LobbyHarness) -> None:
     table, (ana, _, _) = await lobby.full_table("tongits", 10)
     await lobby.deal(lobby.host, table.table_id)
-    leave = lb.Leave(ana, table.table_id)
+    leave = lb.Leave(caller=ana, table_id=table.table_id)
     message = await refused(codes.CONFLICT, lobby.call(subjects.LOBBY_LEAVE, leave, lb.TableInfo))
     assert "hand in progress" in message and "leave after this hand" in message
     await refused(codes.CONFLICT, lobby.ready(ana, table.table_id))
-    remove = lb.RemovePlayer(lobby.host, table.table_id, 0)
+    remove = lb.RemovePlayer(caller=lobby.host, table_id=table.table_id, seat=0)
     await refused(codes.CONFLICT, lobby.call(subjects.LOBBY_REMOVE_PLAYER, remove, lb.TableInfo))
-    end = lb.EndTable(lobby.host, table.table_id)
+    end = lb.EndTable(caller=lobby.host, table_id=table.table_id)
     await refused(codes.CONFLICT, lobby.call(subjects.LOBBY_END_TABLE, end, lb.TableInfo))
     await refused(codes.CONFLICT, lobby.deal(lobby.host, table.table_id))
     await refused(codes.CONFLICT, lobby.sit(lobby.user("Eli"), table.table_id))
@@ -185,13 +187,13 @@ async def test_no_seat_changes_during_a_hand(lobby: LobbyHarness) -> None:
 
 async def test_hand_finished_back_to_waiting(lobby: LobbyHarness) -> None:
     table, (ana, ben, cris) = await lobby.full_table("tongits", 10)
-    flag = lb.LeaveAfterHand(ben, table.table_id, True)
+    flag = lb.LeaveAfterHand(caller=ben, table_id=table.table_id, leave=True)
     await lobby.call(subjects.LOBBY_LEAVE_AFTER_HAND, flag, lb.TableInfo)
     dealt = await lobby.deal(lobby.host, table.table_id)
     assert dealt.hand_id is not None
     played_seed = lobby.peers.starts[0].server_seed
     # Flagging during the hand works too.
-    flag = lb.LeaveAfterHand(cris, table.table_id, True)
+    flag = lb.LeaveAfterHand(caller=cris, table_id=table.table_id, leave=True)
     await lobby.call(subjects.LOBBY_LEAVE_AFTER_HAND, flag, lb.TableInfo)
 
     await _finish(lobby.nc, table.table_id, dealt.hand_id, next_dealer=2)
@@ -203,7 +205,7 @@ async def test_hand_finished_back_to_waiting(lobby: LobbyHarness) -> None:
     info = await lobby.get(table.table_id)
     assert info.hand_id is None and info.hand_no == 1 and info.dealer == 2
     assert info.seats[1] is None and info.seats[2] is None  # left after the hand
-    assert info.seats[0] == lb.SeatInfo(ana.user_id, "Ana", ready=False)
+    assert info.seats[0] == lb.SeatInfo(user_id=ana.user_id, display_name="Ana", ready=False)
     assert info.seed_commitment != dealt.seed_commitment
     rec = await lobby.record(table.table_id)
     assert rec.server_seed != played_seed
@@ -252,9 +254,9 @@ async def test_next_hand_after_one_finished(lobby: LobbyHarness) -> None:
 
 async def test_end_table_between_hands(lobby: LobbyHarness) -> None:
     table, (ana, _, _) = await lobby.full_table("tongits", 10)
-    end = lb.EndTable(ana, table.table_id)
+    end = lb.EndTable(caller=ana, table_id=table.table_id)
     await refused(codes.FORBIDDEN, lobby.call(subjects.LOBBY_END_TABLE, end, lb.TableInfo))
-    end = lb.EndTable(lobby.host, table.table_id)
+    end = lb.EndTable(caller=lobby.host, table_id=table.table_id)
     ended = await lobby.call(subjects.LOBBY_END_TABLE, end, lb.TableInfo)
     assert ended.status == "ended"
     listed = await lobby.call(subjects.LOBBY_LIST_TABLES, lb.ListTables(), lb.TableList)
@@ -269,9 +271,9 @@ async def test_cancel_during_a_hand_cancels_it_at_the_engine_only(lobby: LobbyHa
     table, (ana, _, _) = await lobby.full_table("tongits", 10)
     dealt = await lobby.deal(lobby.host, table.table_id)
     assert dealt.hand_id is not None
-    cancel = lb.CancelTable(ana, table.table_id)
+    cancel = lb.CancelTable(caller=ana, table_id=table.table_id)
     await refused(codes.FORBIDDEN, lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo))
-    cancel = lb.CancelTable(lobby.host, table.table_id)
+    cancel = lb.CancelTable(caller=lobby.host, table_id=table.table_id)
     cancelled = await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
     assert cancelled.status == "cancelled" and cancelled.hand_id is None
     assert [(c.table_id, c.hand_id) for c in lobby.peers.cancels] == [
@@ -292,7 +294,7 @@ async def test_cancel_during_a_hand_cancels_it_at_the_engine_only(lobby: LobbyHa
 
 async def test_cancel_between_hands_needs_no_void(lobby: LobbyHarness) -> None:
     table, _ = await lobby.full_table("tongits", 10)
-    cancel = lb.CancelTable(lobby.host, table.table_id)
+    cancel = lb.CancelTable(caller=lobby.host, table_id=table.table_id)
     cancelled = await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
     assert cancelled.status == "cancelled"
     assert lobby.peers.cancels == [] and lobby.peers.voids == []
@@ -307,7 +309,7 @@ async def test_cancel_while_dealing_stops_the_hand_started_late(lobby: LobbyHarn
         return (await lobby.get(table.table_id)).status == "dealing"
 
     await eventually(dealing)
-    cancel = lb.CancelTable(lobby.host, table.table_id)
+    cancel = lb.CancelTable(caller=lobby.host, table_id=table.table_id)
     cancelled = await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
     assert cancelled.status == "cancelled"
     await refused(codes.CONFLICT, deal)
@@ -324,7 +326,7 @@ async def test_a_cancel_the_engine_did_not_answer_is_retried_until_it_does(
     table, _ = await lobby.full_table("mahjong", 10)
     dealt = await lobby.deal(lobby.host, table.table_id)
     lobby.peers.cancel_error = codes.UNAVAILABLE  # the engine is restarting
-    cancel = lb.CancelTable(lobby.host, table.table_id)
+    cancel = lb.CancelTable(caller=lobby.host, table_id=table.table_id)
     cancelled = await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
     assert cancelled.status == "cancelled"  # closed at once all the same
     assert lobby.peers.voids == []  # never voided behind the engine's back
@@ -337,10 +339,12 @@ async def test_a_cancel_the_engine_did_not_answer_is_retried_until_it_does(
     assert lobby.peers.voids == []
 
 
-async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness) -> None:
-    table, _ = await lobby.full_table("tongits", 10)
+async def _orphan_deal(lobby: LobbyHarness, table_id: str) -> None:
+    """What a replica that died right after claiming the table leaves: the deal noted
+    in flight, the table ``dealing`` its hand, no holds, no StartHand."""
+    store = lobby.lobby._dealer._store
+    await store.redis.zadd(store.deals, {f"{table_id}|h_orphan": lobby.clock()})
 
-    # A replica that died right after claiming the table: status dealing, no holds.
     def claim(rec: TableRecord) -> TableRecord:
         return replace(
             rec,
@@ -348,10 +352,17 @@ async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness)
             dealing_since=lobby.clock(),
         )
 
-    await lobby.lobby._update(table.table_id, claim)
+    await lobby.lobby._update(table_id, claim)
+
+
+async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness) -> None:
+    table, (ana, _, _) = await lobby.full_table("tongits", 10)
+    await _orphan_deal(lobby, table.table_id)
     await refused(codes.CONFLICT, lobby.deal(lobby.host, table.table_id))  # still fresh
     assert lobby.peers.voids == []
     lobby.clock.advance(lobby.lobby.stale_deal_seconds + 1)
+    await refused(codes.FORBIDDEN, lobby.deal(ana, table.table_id))  # only the host may
+    assert lobby.peers.cancels == []
     message = await refused(codes.CONFLICT, lobby.deal(lobby.host, table.table_id))
     assert "interrupted" in message
     # The dead replica may have sent StartHand: the engine's cancel decides (and voids).
@@ -362,14 +373,39 @@ async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness)
     assert info.seed_commitment != table.seed_commitment
 
 
+async def test_interrupted_deal_is_rescued_by_the_sweep(lobby: LobbyHarness) -> None:
+    """Nobody has to tap anything: a table never stays stuck ``dealing``."""
+    table, (ana, ben, cris) = await lobby.full_table("tongits", 10)
+    await _orphan_deal(lobby, table.table_id)
+    assert await lobby.lobby.rescue_stale_deals() == 0  # in flight, for all we know
+    assert (await lobby.get(table.table_id)).status == "dealing"
+    lobby.clock.advance(lobby.lobby.stale_deal_seconds + 1)
+    assert await lobby.lobby.rescue_stale_deals() == 1
+    assert await lobby.lobby.rescue_stale_deals() == 0  # done once
+    assert [c.hand_id for c in lobby.peers.cancels] == ["h_orphan"]
+    info = await lobby.get(table.table_id)
+    assert info.status == "waiting" and info.hand_id is None
+    assert not any(s.ready for s in info.seats if s)  # the seed changed: Ready again
+    # The table deals again, and a finished deal leaves nothing for the sweep.
+    for who in (ana, ben, cris):
+        await lobby.ready(who, table.table_id)
+    dealt = await lobby.deal(lobby.host, table.table_id)
+    assert dealt.status == "playing"
+    lobby.clock.advance(lobby.lobby.stale_deal_seconds + 1)
+    assert await lobby.lobby.rescue_stale_deals() == 0
+    assert (await lobby.get(table.table_id)).status == "playing"
+
+
 async def test_seats_the_engine_marked_away_sit_out_the_next_deal(lobby: LobbyHarness) -> None:
     table, (ana, ben, cris) = await lobby.full_table("tongits", 10)
     dealt = await lobby.deal(lobby.host, table.table_id)
     assert dealt.hand_id is not None
-    flag = lb.LeaveAfterHand(cris, table.table_id, True)
+    flag = lb.LeaveAfterHand(caller=cris, table_id=table.table_id, leave=True)
     await lobby.call(subjects.LOBBY_LEAVE_AFTER_HAND, flag, lb.TableInfo)
     # Ben timed out twice in a row: the engine names his seat in the hand's end.
-    event = lb.HandFinished(table.table_id, dealt.hand_id, 2, away_seats=(1,))
+    event = lb.HandFinished(
+        table_id=table.table_id, hand_id=dealt.hand_id, next_dealer=2, away_seats=(1,)
+    )
     await lobby.nc.jetstream().publish(subjects.HAND_FINISHED, encode(event))
 
     async def waiting() -> bool:
@@ -379,7 +415,7 @@ async def test_seats_the_engine_marked_away_sit_out_the_next_deal(lobby: LobbyHa
     info = await lobby.get(table.table_id)
     # Vacated like a seat that asked to leave after the hand; the table carries on.
     assert info.seats[1] is None and info.seats[2] is None
-    assert info.seats[0] == lb.SeatInfo(ana.user_id, "Ana", ready=False)
+    assert info.seats[0] == lb.SeatInfo(user_id=ana.user_id, display_name="Ana", ready=False)
     assert info.dealer == 2 and info.hand_no == 1
     # Ben may sit down again, and with a full table the next hand deals.
     for who, seat in ((ben, 1), (cris, 2)):

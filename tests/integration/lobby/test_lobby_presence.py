@@ -20,7 +20,9 @@ from tests.integration.lobby.harness import LobbyHarness, eventually, refused
 async def report(
     lobby: LobbyHarness, gateway: str, table_id: str, *users: lb.Caller
 ) -> lb.PresenceNoted:
-    message = lb.ReportPresence(gateway, table_id, tuple(u.user_id for u in users))
+    message = lb.ReportPresence(
+        gateway_id=gateway, table_id=table_id, user_ids=tuple(u.user_id for u in users)
+    )
     return await lobby.call(subjects.LOBBY_PRESENCE, message, lb.PresenceNoted)
 
 
@@ -89,7 +91,7 @@ async def test_seats_show_who_is_connected_reconnecting_or_offline(
     ready = await lobby.ready(ana, tid)
     assert presence(ready) == ["connected", "connected", "offline"]
     # Whoever leaves takes no presence along; the seat is empty.
-    message = lb.Leave(ben, tid)
+    message = lb.Leave(caller=ben, table_id=tid)
     left = await lobby.call(subjects.LOBBY_LEAVE, message, lb.TableInfo)
     assert presence(left) == ["connected", None, "offline"]
 
@@ -145,7 +147,9 @@ async def test_reports_for_missing_or_closed_tables(lobby: LobbyHarness) -> None
     assert "nosuchtable" in message
     table, (ana, _, _) = await lobby.full_table("tongits", 10, ready=False)
     await lobby.call(
-        subjects.LOBBY_END_TABLE, lb.EndTable(lobby.host, table.table_id), lb.TableInfo
+        subjects.LOBBY_END_TABLE,
+        lb.EndTable(caller=lobby.host, table_id=table.table_id),
+        lb.TableInfo,
     )
     before = await lobby.get(table.table_id)
     assert not (await report(lobby, "gw", table.table_id, ana)).changed

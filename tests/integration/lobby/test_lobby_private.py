@@ -18,7 +18,7 @@ async def _listed(lobby: LobbyHarness, caller: lb.Caller | None) -> list[str]:
 async def _get(
     lobby: LobbyHarness, table_id: str, caller: lb.Caller | None, code: str | None = None
 ) -> lb.TableInfo:
-    message = lb.GetTable(table_id, caller, code)
+    message = lb.GetTable(table_id=table_id, caller=caller, invite_code=code)
     return await lobby.call(subjects.LOBBY_GET_TABLE, message, lb.TableInfo)
 
 
@@ -61,7 +61,7 @@ async def test_a_private_table_is_shown_only_with_its_code_or_to_its_members(
     await refused(codes.NOT_FOUND, _get(lobby, table_id, ana))
     await lobby.sit(ana, table_id, code=code)
     assert (await _get(lobby, table_id, ana)).table_id == table_id
-    await lobby.call(subjects.LOBBY_LEAVE, lb.Leave(ana, table_id), lb.TableInfo)
+    await lobby.call(subjects.LOBBY_LEAVE, lb.Leave(caller=ana, table_id=table_id), lb.TableInfo)
     await refused(codes.NOT_FOUND, _get(lobby, table_id, ana))
     # Services asking for bookkeeping (no caller) are always answered.
     assert (await _get(lobby, table_id, None)).table_id == table_id
@@ -78,7 +78,7 @@ async def test_only_players_and_the_host_chat_at_a_private_table(lobby: LobbyHar
     await lobby.sit(ana, table_id, code=code)
 
     async def chat(who: lb.Caller, text: str) -> lb.ChatSent:
-        message = lb.SendChat(who, table_id, text)
+        message = lb.SendChat(caller=who, table_id=table_id, text=text)
         return await lobby.call(subjects.LOBBY_SEND_CHAT, message, lb.ChatSent)
 
     # A spectator (with the code or not) reads the chat but does not post.
@@ -90,6 +90,8 @@ async def test_only_players_and_the_host_chat_at_a_private_table(lobby: LobbyHar
     # At a public table anyone subscribed may post, as before.
     public = (await lobby.create("tongits", 10)).table.table_id
     sent = await lobby.call(
-        subjects.LOBBY_SEND_CHAT, lb.SendChat(watcher, public, "hello"), lb.ChatSent
+        subjects.LOBBY_SEND_CHAT,
+        lb.SendChat(caller=watcher, table_id=public, text="hello"),
+        lb.ChatSent,
     )
     assert sent.text == "hello"

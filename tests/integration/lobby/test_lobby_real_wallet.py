@@ -19,7 +19,17 @@ from kalaro.bus import RemoteError, request
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import subjects
-from kalaro.proto.wallet import Adjust, Adjusted, Audit, AuditReport, Balance, GetBalance
+from kalaro.proto.wallet import (
+    Adjust,
+    Adjusted,
+    Audit,
+    AuditReport,
+    Balance,
+    GetBalance,
+    HoldRequest,
+    HoldsPlaced,
+    PlaceHolds,
+)
 from kalaro.settings import load_settings
 from kalaro.sql import create_engine
 from tests.integration.lobby.harness import LobbyHarness, Peers
@@ -50,14 +60,20 @@ async def wallet(nc: NATS, database_url: str) -> AsyncIterator[AsyncEngine]:
 
 async def _adjust(nc: NATS, user_id: str, amount: int) -> Balance:
     message = Adjust(
-        ADMIN, user_id, amount, "lobby test funds", "grant" if amount > 0 else "adjust"
+        admin_id=ADMIN,
+        user_id=user_id,
+        amount=amount,
+        reason="lobby test funds",
+        kind="grant" if amount > 0 else "adjust",
     )
     adjusted = await request(nc, subjects.WALLET_ADJUST, message, Adjusted, timeout=15)
     return adjusted.balance
 
 
 async def _balance(nc: NATS, user_id: str) -> Balance:
-    return await request(nc, subjects.WALLET_BALANCE, GetBalance(user_id), Balance, timeout=15)
+    return await request(
+        nc, subjects.WALLET_BALANCE, GetBalance(user_id=user_id), Balance, timeout=15
+    )
 
 
 async def test_holds_placed_refused_and_voided_by_the_real_wallet(
@@ -86,6 +102,17 @@ async def test_holds_placed_refused_and_voided_by_the_real_wallet(
         await lobby.deal(lobby.host, table.table_id)
     assert short.value.code == codes.INSUFFICIENT_FUNDS
     assert "Cris" in short.value.message
+    # The wallet names who is short as data (the lobby reads no text to find them).
+    probe = PlaceHolds(
+        table_id=table.table_id,
+        hand_id="h_probe",
+        holds=tuple(HoldRequest(user_id=p.user_id, amount=80) for p in (ana, cris)),
+        game="tongits",
+    )
+    with pytest.raises(RemoteError) as named:
+        await request(nc, subjects.WALLET_PLACE_HOLDS, probe, HoldsPlaced, timeout=5)
+    assert named.value.code == codes.INSUFFICIENT_FUNDS
+    assert named.value.user_ids == (cris.user_id,)
     info = await lobby.get(table.table_id)
     assert info.status == "waiting"
     assert [s.ready if s else None for s in info.seats] == [True, True, False]
@@ -101,7 +128,7 @@ async def test_holds_placed_refused_and_voided_by_the_real_wallet(
         balance = await _balance(nc, p.user_id)
         assert (balance.balance, balance.held, balance.available) == (100, 80, 20)
 
-    cancel = lb.CancelTable(lobby.host, table.table_id)
+    cancel = lb.CancelTable(caller=lobby.host, table_id=table.table_id)
     cancelled = await lobby.call(subjects.LOBBY_CANCEL_TABLE, cancel, lb.TableInfo)
     assert cancelled.status == "cancelled"
     assert [c.hand_id for c in lobby.peers.cancels] == [dealt.hand_id]

@@ -12,7 +12,7 @@ async def test_sit_takes_first_free_or_chosen_seat(lobby: LobbyHarness) -> None:
     table = (await lobby.create("tongits", 10)).table
     ana, ben, cris, dina = (lobby.user(n) for n in ("Ana", "Ben", "Cris", "Dina"))
     after = await lobby.sit(ben, table.table_id, seat=1)
-    assert after.seats[1] == lb.SeatInfo(ben.user_id, "Ben")
+    assert after.seats[1] == lb.SeatInfo(user_id=ben.user_id, display_name="Ben")
     after = await lobby.sit(ana, table.table_id)
     assert after.seats[0] is not None and after.seats[0].user_id == ana.user_id
     message = await refused(codes.CONFLICT, lobby.sit(cris, table.table_id, seat=1))
@@ -80,24 +80,28 @@ async def test_ready_with_entropy_kept_secret(lobby: LobbyHarness) -> None:
     assert info.seats[0] is not None and not info.seats[0].ready
     assert (await lobby.record(table.table_id)).entropy[0] == ""
     await lobby.sit(ben, table.table_id)
-    too_long = lb.SetReady(ben, table.table_id, True, "x" * 65)
+    too_long = lb.SetReady(caller=ben, table_id=table.table_id, ready=True, entropy="x" * 65)
     message = await refused(
         codes.BAD_REQUEST, lobby.call(subjects.LOBBY_SET_READY, too_long, lb.TableInfo)
     )
     assert "64" in message
-    just_fits = lb.SetReady(ben, table.table_id, True, "y" * 64)
+    just_fits = lb.SetReady(caller=ben, table_id=table.table_id, ready=True, entropy="y" * 64)
     ok = await lobby.call(subjects.LOBBY_SET_READY, just_fits, lb.TableInfo)
     assert ok.seats[1] is not None and ok.seats[1].ready
 
 
 async def test_leave_between_hands_frees_the_seat(lobby: LobbyHarness) -> None:
     table, (ana, ben, _) = await lobby.full_table("tongits", 10)
-    left = await lobby.call(subjects.LOBBY_LEAVE, lb.Leave(ana, table.table_id), lb.TableInfo)
+    left = await lobby.call(
+        subjects.LOBBY_LEAVE, lb.Leave(caller=ana, table_id=table.table_id), lb.TableInfo
+    )
     assert left.seats[0] is None
     assert (await lobby.record(table.table_id)).entropy[0] == ""
     message = await refused(
         codes.CONFLICT,
-        lobby.call(subjects.LOBBY_LEAVE, lb.Leave(ana, table.table_id), lb.TableInfo),
+        lobby.call(
+            subjects.LOBBY_LEAVE, lb.Leave(caller=ana, table_id=table.table_id), lb.TableInfo
+        ),
     )
     assert "not sitting" in message
     # The free seat can be taken again.
@@ -108,30 +112,34 @@ async def test_leave_between_hands_frees_the_seat(lobby: LobbyHarness) -> None:
 
 async def test_remove_player_is_for_the_host_between_hands(lobby: LobbyHarness) -> None:
     table, (ana, ben, _) = await lobby.full_table("tongits", 10)
-    remove = lb.RemovePlayer(ana, table.table_id, 1)
+    remove = lb.RemovePlayer(caller=ana, table_id=table.table_id, seat=1)
     await refused(codes.FORBIDDEN, lobby.call(subjects.LOBBY_REMOVE_PLAYER, remove, lb.TableInfo))
-    by_host = lb.RemovePlayer(lobby.host, table.table_id, 1)
+    by_host = lb.RemovePlayer(caller=lobby.host, table_id=table.table_id, seat=1)
     after = await lobby.call(subjects.LOBBY_REMOVE_PLAYER, by_host, lb.TableInfo)
     assert after.seats[1] is None and after.seats[0] is not None
     message = await refused(
         codes.CONFLICT, lobby.call(subjects.LOBBY_REMOVE_PLAYER, by_host, lb.TableInfo)
     )
     assert "empty" in message
-    # Ben is gone and can sit down again only by asking (and passing the checks) anew.
+    # Ben is gone: he sits down again only once the host allows it (issue 18), and then
+    # by asking (and passing the checks) anew.
+    await refused(codes.REMOVED_FROM_TABLE, lobby.sit(ben, table.table_id))
+    allow = lb.AllowBack(caller=lobby.host, table_id=table.table_id, user_id=ben.user_id)
+    await lobby.call(subjects.LOBBY_ALLOW_BACK, allow, lb.TableInfo)
     back = await lobby.sit(ben, table.table_id)
     assert back.seats[1] is not None and not back.seats[1].ready
 
 
 async def test_leave_after_hand_flag(lobby: LobbyHarness) -> None:
     table, (ana, _, _) = await lobby.full_table("tongits", 10)
-    flag = lb.LeaveAfterHand(ana, table.table_id, True)
+    flag = lb.LeaveAfterHand(caller=ana, table_id=table.table_id, leave=True)
     info = await lobby.call(subjects.LOBBY_LEAVE_AFTER_HAND, flag, lb.TableInfo)
     assert info.seats[0] is not None and info.seats[0].leave_after_hand
     assert info.seats[0].ready  # still playing the next hand
-    unflag = lb.LeaveAfterHand(ana, table.table_id, False)
+    unflag = lb.LeaveAfterHand(caller=ana, table_id=table.table_id, leave=False)
     info = await lobby.call(subjects.LOBBY_LEAVE_AFTER_HAND, unflag, lb.TableInfo)
     assert info.seats[0] is not None and not info.seats[0].leave_after_hand
-    stranger = lb.LeaveAfterHand(lobby.user("Zed"), table.table_id, True)
+    stranger = lb.LeaveAfterHand(caller=lobby.user("Zed"), table_id=table.table_id, leave=True)
     await refused(
         codes.CONFLICT, lobby.call(subjects.LOBBY_LEAVE_AFTER_HAND, stranger, lb.TableInfo)
     )

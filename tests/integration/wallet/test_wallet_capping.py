@@ -17,7 +17,7 @@ def _hands(draw: st.DrawFn) -> tuple[list[Payment], dict[str, int]]:
     amounts = [draw(st.integers(-1000, 1000)) for _ in range(n - 1)]
     amounts.append(-sum(amounts))
     held = {p: draw(st.integers(1, 1000)) for p in players}
-    return [Payment(p, a) for p, a in zip(players, amounts, strict=True)], held
+    return [Payment(user_id=p, amount=a) for p, a in zip(players, amounts, strict=True)], held
 
 
 @settings(max_examples=300, deadline=None)
@@ -41,13 +41,26 @@ def test_capped_payments_stay_balanced_and_within_holds(
 
 def test_shortfall_is_shared_by_largest_remainder() -> None:
     # 100 paid of 300 owed, 1:1:1 -> 33.33 each; the leftover credit goes to the first.
-    payments = [Payment("a", -300), Payment("b", 100), Payment("c", 100), Payment("d", 100)]
+    payments = [
+        Payment(user_id="a", amount=-300),
+        Payment(user_id="b", amount=100),
+        Payment(user_id="c", amount=100),
+        Payment(user_id="d", amount=100),
+    ]
     assert cap_payments(payments, {"a": 100}) == (
-        Payment("a", -100),
-        Payment("b", 34),
-        Payment("c", 33),
-        Payment("d", 33),
+        Payment(user_id="a", amount=-100),
+        Payment(user_id="b", amount=34),
+        Payment(user_id="c", amount=33),
+        Payment(user_id="d", amount=33),
     )
     # 5 paid of 9 owed, 2:7 -> 1.11 and 3.89: the larger remainder gets the spare credit.
-    payments = [Payment("a", -9), Payment("b", 2), Payment("c", 7)]
-    assert cap_payments(payments, {"a": 5}) == (Payment("a", -5), Payment("b", 1), Payment("c", 4))
+    payments = [
+        Payment(user_id="a", amount=-9),
+        Payment(user_id="b", amount=2),
+        Payment(user_id="c", amount=7),
+    ]
+    assert cap_payments(payments, {"a": 5}) == (
+        Payment(user_id="a", amount=-5),
+        Payment(user_id="b", amount=1),
+        Payment(user_id="c", amount=4),
+    )

@@ -46,7 +46,7 @@ async def test_welcome_grant_exactly_once_even_when_requested_concurrently(
 
     answers = await asyncio.gather(
         *(
-            wallet.call(subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user), WelcomeGranted)
+            wallet.call(subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user_id=user), WelcomeGranted)
             for _ in range(12)
         )
     )
@@ -54,9 +54,11 @@ async def test_welcome_grant_exactly_once_even_when_requested_concurrently(
     assert sum(a.granted for a in answers) == 1
     assert {a.amount for a in answers} == {WELCOME}  # a repeat says what was granted
     assert (await wallet.balance(user)).balance == WELCOME
-    history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user), History)
+    history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user_id=user), History)
     assert [(e.kind, e.amount) for e in history.entries] == [("welcome", WELCOME)]
-    again = await wallet.call(subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user), WelcomeGranted)
+    again = await wallet.call(
+        subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user_id=user), WelcomeGranted
+    )
     assert (again.granted, again.balance.balance) == (False, WELCOME)
     await wallet.assert_books_balance()
 
@@ -73,7 +75,9 @@ async def test_balance_of_a_stranger_is_zero_and_creates_nothing(
 async def test_credit_request_approve_reject_and_decide_once(wallet: Wallet, unique: str) -> None:
     user = f"{unique}-asker"
     asked = await wallet.call(
-        subjects.WALLET_REQUEST_CREDITS, RequestCredits(user, 300, "ran dry"), CreditRequest
+        subjects.WALLET_REQUEST_CREDITS,
+        RequestCredits(user_id=user, amount=300, note="ran dry"),
+        CreditRequest,
     )
     assert (asked.status, asked.amount, asked.note) == ("pending", 300, "ran dry")
     pending = await wallet.call(
@@ -86,7 +90,9 @@ async def test_credit_request_approve_reject_and_decide_once(wallet: Wallet, uni
         *(
             wallet.call(
                 subjects.WALLET_DECIDE_CREDIT_REQUEST,
-                DecideCreditRequest(asked.request_id, f"admin-{i}", approve=True, reason="ok"),
+                DecideCreditRequest(
+                    request_id=asked.request_id, admin_id=f"admin-{i}", approve=True, reason="ok"
+                ),
                 CreditRequest,
             )
             for i in range(3)
@@ -99,15 +105,17 @@ async def test_credit_request_approve_reject_and_decide_once(wallet: Wallet, uni
     assert all(r.code == codes.ALREADY_DECIDED for r in refused)
     assert approved[0].status == "approved" and approved[0].decided_by is not None
     assert (await wallet.balance(user)).balance == 300
-    history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user), History)
+    history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user_id=user), History)
     assert [(e.kind, e.amount, e.memo) for e in history.entries] == [("credit_request", 300, "ok")]
 
     second = await wallet.call(
-        subjects.WALLET_REQUEST_CREDITS, RequestCredits(user, 5000), CreditRequest
+        subjects.WALLET_REQUEST_CREDITS, RequestCredits(user_id=user, amount=5000), CreditRequest
     )
     rejected = await wallet.call(
         subjects.WALLET_DECIDE_CREDIT_REQUEST,
-        DecideCreditRequest(second.request_id, ADMIN, approve=False, reason="too much"),
+        DecideCreditRequest(
+            request_id=second.request_id, admin_id=ADMIN, approve=False, reason="too much"
+        ),
         CreditRequest,
     )
     assert (rejected.status, rejected.decided_by, rejected.reason) == (
@@ -119,7 +127,7 @@ async def test_credit_request_approve_reject_and_decide_once(wallet: Wallet, uni
     err = await _error(
         wallet.call(
             subjects.WALLET_DECIDE_CREDIT_REQUEST,
-            DecideCreditRequest(second.request_id, ADMIN, approve=True),
+            DecideCreditRequest(request_id=second.request_id, admin_id=ADMIN, approve=True),
             CreditRequest,
         )
     )
@@ -149,14 +157,16 @@ async def test_credit_request_limits_and_unknown_ids(wallet: Wallet, unique: str
     for amount in (0, -5, MAX_CREDIT_REQUEST + 1):
         err = await _error(
             wallet.call(
-                subjects.WALLET_REQUEST_CREDITS, RequestCredits(user, amount), CreditRequest
+                subjects.WALLET_REQUEST_CREDITS,
+                RequestCredits(user_id=user, amount=amount),
+                CreditRequest,
             )
         )
         assert err.code == codes.BAD_REQUEST and "amount must be between" in err.message
     err = await _error(
         wallet.call(
             subjects.WALLET_DECIDE_CREDIT_REQUEST,
-            DecideCreditRequest("no-such-request", ADMIN, approve=True),
+            DecideCreditRequest(request_id="no-such-request", admin_id=ADMIN, approve=True),
             CreditRequest,
         )
     )
@@ -177,12 +187,16 @@ async def test_admin_grant_and_adjust_record_who_when_why(wallet: Wallet, unique
     user = f"{unique}-player"
     await wallet.open_account(user)
     granted = await wallet.call(
-        subjects.WALLET_ADJUST, Adjust(ADMIN, user, 500, "tournament prize"), Adjusted
+        subjects.WALLET_ADJUST,
+        Adjust(admin_id=ADMIN, user_id=user, amount=500, reason="tournament prize"),
+        Adjusted,
     )
     assert granted.balance.balance == 500
     taken = await wallet.call(
         subjects.WALLET_ADJUST,
-        Adjust("admin-2", user, -120, "duplicate prize", kind="adjust"),
+        Adjust(
+            admin_id="admin-2", user_id=user, amount=-120, reason="duplicate prize", kind="adjust"
+        ),
         Adjusted,
     )
     assert taken.balance.balance == 380
@@ -201,7 +215,7 @@ async def test_admin_grant_and_adjust_record_who_when_why(wallet: Wallet, unique
         ("adjust", "admin-2", "duplicate prize"),
     ]
     assert all(r.created_at.startswith("20") for r in rows)  # when
-    history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user), History)
+    history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user_id=user), History)
     assert [(e.kind, e.amount) for e in history.entries] == [("adjust", -120), ("grant", 500)]
     await wallet.assert_books_balance()
 
@@ -211,7 +225,7 @@ async def test_an_adjustment_with_a_request_key_applies_once(wallet: Wallet, uni
     await wallet.open_account(user)
 
     def grant(amount: int, key: str, admin: str = ADMIN, reason: str = "prize") -> Adjust:
-        return Adjust(admin, user, amount, reason, request_key=key)
+        return Adjust(admin_id=admin, user_id=user, amount=amount, reason=reason, request_key=key)
 
     first = await wallet.call(subjects.WALLET_ADJUST, grant(500, "k1"), Adjusted)
     assert (first.balance.balance, first.repeated) == (500, False)
@@ -224,7 +238,7 @@ async def test_an_adjustment_with_a_request_key_applies_once(wallet: Wallet, uni
     )
     assert len({r.tx_id for r in racing}) == 1
     assert sorted(r.repeated for r in racing) == [False] + [True] * 5
-    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(user), Balance)
+    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(user_id=user), Balance)
     assert balance.balance == 800
 
     # The same key for something else is refused, and nothing moves.
@@ -236,8 +250,12 @@ async def test_an_adjustment_with_a_request_key_applies_once(wallet: Wallet, uni
     assert (theirs.balance.balance, theirs.repeated) == (1300, False)
     # Without a key every request is its own, as before.
     for _ in range(2):
-        await wallet.call(subjects.WALLET_ADJUST, Adjust(ADMIN, user, 1, "one"), Adjusted)
-    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(user), Balance)
+        await wallet.call(
+            subjects.WALLET_ADJUST,
+            Adjust(admin_id=ADMIN, user_id=user, amount=1, reason="one"),
+            Adjusted,
+        )
+    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(user_id=user), Balance)
     assert balance.balance == 1302
 
     err = await _error(wallet.call(subjects.WALLET_ADJUST, grant(1, "k" * 65), Adjusted))
@@ -251,31 +269,55 @@ async def test_adjust_never_takes_held_or_missing_credits(wallet: Wallet, unique
     await wallet.fund(other, 500)
     await wallet.call(
         subjects.WALLET_PLACE_HOLDS,
-        PlaceHolds(f"{unique}-t", f"{unique}-h", (HoldRequest(user, 400), HoldRequest(other, 1))),
+        PlaceHolds(
+            table_id=f"{unique}-t",
+            hand_id=f"{unique}-h",
+            holds=(HoldRequest(user_id=user, amount=400), HoldRequest(user_id=other, amount=1)),
+        ),
         HoldsPlaced,
     )
     err = await _error(
-        wallet.call(subjects.WALLET_ADJUST, Adjust(ADMIN, user, -101, "oops", "adjust"), Adjusted)
+        wallet.call(
+            subjects.WALLET_ADJUST,
+            Adjust(admin_id=ADMIN, user_id=user, amount=-101, reason="oops", kind="adjust"),
+            Adjusted,
+        )
     )
     assert err.code == codes.INSUFFICIENT_FUNDS and "only 100 available" in err.message
     invalid = [
-        (Adjust(ADMIN, user, -5, "grant must be positive", "grant"), "must be positive"),
-        (Adjust(ADMIN, user, 0, "nothing", "adjust"), "must not be zero"),
-        (Adjust(ADMIN, user, 10, "  "), "reason is required"),
-        (Adjust("", user, 10, "who?"), "admin_id"),
-        (Adjust(ADMIN, "@house", 10, "the house"), "reserved"),
+        (
+            Adjust(
+                admin_id=ADMIN,
+                user_id=user,
+                amount=-5,
+                reason="grant must be positive",
+                kind="grant",
+            ),
+            "must be positive",
+        ),
+        (
+            Adjust(admin_id=ADMIN, user_id=user, amount=0, reason="nothing", kind="adjust"),
+            "must not be zero",
+        ),
+        (Adjust(admin_id=ADMIN, user_id=user, amount=10, reason="  "), "reason is required"),
+        (Adjust(admin_id="", user_id=user, amount=10, reason="who?"), "admin_id"),
+        (Adjust(admin_id=ADMIN, user_id="@house", amount=10, reason="the house"), "reserved"),
     ]
     for message, expected in invalid:
         err = await _error(wallet.call(subjects.WALLET_ADJUST, message, Adjusted))
         assert err.code == codes.BAD_REQUEST and expected in err.message, err
     err = await _error(
         wallet.call(
-            subjects.WALLET_ADJUST, Adjust(ADMIN, f"{unique}-ghost", -1, "x", "adjust"), Adjusted
+            subjects.WALLET_ADJUST,
+            Adjust(admin_id=ADMIN, user_id=f"{unique}-ghost", amount=-1, reason="x", kind="adjust"),
+            Adjusted,
         )
     )
     assert err.code == codes.NOT_FOUND  # no such player: nothing to take back
     taken = await wallet.call(
-        subjects.WALLET_ADJUST, Adjust(ADMIN, user, -100, "all that is free", "adjust"), Adjusted
+        subjects.WALLET_ADJUST,
+        Adjust(admin_id=ADMIN, user_id=user, amount=-100, reason="all that is free", kind="adjust"),
+        Adjusted,
     )
     assert (taken.balance.balance, taken.balance.held, taken.balance.available) == (400, 400, 0)
     await wallet.assert_books_balance()
@@ -286,14 +328,16 @@ async def test_history_pages_newest_first_by_entry_id(wallet: Wallet, unique: st
     await wallet.open_account(user)
     for amount in range(1, 8):
         await wallet.call(
-            subjects.WALLET_ADJUST, Adjust(ADMIN, user, amount, f"#{amount}"), Adjusted
+            subjects.WALLET_ADJUST,
+            Adjust(admin_id=ADMIN, user_id=user, amount=amount, reason=f"#{amount}"),
+            Adjusted,
         )
 
     pages: list[History] = []
     before: int | None = None
     while True:
         page = await wallet.call(
-            subjects.WALLET_HISTORY, GetHistory(user, limit=3, before=before), History
+            subjects.WALLET_HISTORY, GetHistory(user_id=user, limit=3, before=before), History
         )
         pages.append(page)
         if page.next_before is None:
@@ -304,12 +348,18 @@ async def test_history_pages_newest_first_by_entry_id(wallet: Wallet, unique: st
     ids = [e.entry_id for p in pages for e in p.entries]
     assert ids == sorted(ids, reverse=True) and len(set(ids)) == 7
     assert [e.memo for e in pages[0].entries] == ["#7", "#6", "#5"]
-    exact = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user, limit=7), History)
+    exact = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user_id=user, limit=7), History)
     assert len(exact.entries) == 7 and exact.next_before is None
-    for bad in (GetHistory(user, limit=0), GetHistory(user, limit=201), GetHistory(user, before=0)):
+    for bad in (
+        GetHistory(user_id=user, limit=0),
+        GetHistory(user_id=user, limit=201),
+        GetHistory(user_id=user, before=0),
+    ):
         err = await _error(wallet.call(subjects.WALLET_HISTORY, bad, History))
         assert err.code == codes.BAD_REQUEST
-    empty = await wallet.call(subjects.WALLET_HISTORY, GetHistory(f"{unique}-nobody"), History)
+    empty = await wallet.call(
+        subjects.WALLET_HISTORY, GetHistory(user_id=f"{unique}-nobody"), History
+    )
     assert empty == History(entries=(), next_before=None)
 
 
@@ -321,11 +371,20 @@ async def test_a_grant_to_nobody_is_not_found_and_changes_nothing(
         err = await _error(
             wallet.call(
                 subjects.WALLET_ADJUST,
-                Adjust(ADMIN, f"{unique}-typo", amount, "prize", kind, request_key=kind),
+                Adjust(
+                    admin_id=ADMIN,
+                    user_id=f"{unique}-typo",
+                    amount=amount,
+                    reason="prize",
+                    kind=kind,
+                    request_key=kind,
+                ),
                 Adjusted,
             )
         )
         assert err.code == codes.NOT_FOUND and f"{unique}-typo" in err.message
     assert await wallet.audit() == before  # no account conjured, no credit moved
-    balance = await wallet.call(subjects.WALLET_BALANCE, GetBalance(f"{unique}-typo"), Balance)
+    balance = await wallet.call(
+        subjects.WALLET_BALANCE, GetBalance(user_id=f"{unique}-typo"), Balance
+    )
     assert (balance.balance, balance.held) == (0, 0)

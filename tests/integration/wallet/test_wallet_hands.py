@@ -32,10 +32,14 @@ def _players(unique: str, n: int) -> list[str]:
 async def _seat(wallet: Wallet, table: str, hand: str, players: list[str], hold: int) -> None:
     placed = await wallet.call(
         subjects.WALLET_PLACE_HOLDS,
-        PlaceHolds(table, hand, tuple(HoldRequest(p, hold) for p in players)),
+        PlaceHolds(
+            table_id=table,
+            hand_id=hand,
+            holds=tuple(HoldRequest(user_id=p, amount=hold) for p in players),
+        ),
         HoldsPlaced,
     )
-    assert placed.holds == tuple(HoldRequest(p, hold) for p in players)
+    assert placed.holds == tuple(HoldRequest(user_id=p, amount=hold) for p in players)
 
 
 async def _error(coro: object) -> RemoteError:
@@ -53,7 +57,13 @@ async def test_settlement_sent_five_times_concurrently_is_applied_once(
     hand = f"{unique}-h1"
     await _seat(wallet, f"{unique}-t1", hand, players, 400)
     settle = SettleHand(
-        hand, (Payment(a, -100), Payment(b, -200), Payment(c, -300), Payment(d, 600))
+        hand_id=hand,
+        payments=(
+            Payment(user_id=a, amount=-100),
+            Payment(user_id=b, amount=-200),
+            Payment(user_id=c, amount=-300),
+            Payment(user_id=d, amount=600),
+        ),
     )
 
     answers = await asyncio.gather(
@@ -65,7 +75,7 @@ async def test_settlement_sent_five_times_concurrently_is_applied_once(
     assert answers[0].payments == settle.payments
     balances = [await wallet.balance(p) for p in players]
     assert [(x.balance, x.held) for x in balances] == [(900, 0), (800, 0), (700, 0), (1600, 0)]
-    winner = await wallet.call(subjects.WALLET_HISTORY, GetHistory(d), History)
+    winner = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user_id=d), History)
     assert [e.kind for e in winner.entries] == ["settlement", "grant"]
     # A later repeat (a redelivery long after) still changes nothing.
     assert await wallet.call(subjects.WALLET_SETTLE, settle, Settlement) == answers[0]
@@ -85,7 +95,9 @@ async def test_holds_from_many_tables_at_once_never_exceed_available(
     async def deal(i: int) -> HoldsPlaced | RemoteError:
         seats = [shared, others[i]] if i % 2 else [others[i], shared]
         msg = PlaceHolds(
-            f"{unique}-t{i}", f"{unique}-h{i}", tuple(HoldRequest(p, 300) for p in seats)
+            table_id=f"{unique}-t{i}",
+            hand_id=f"{unique}-h{i}",
+            holds=tuple(HoldRequest(user_id=p, amount=300) for p in seats),
         )
         try:
             return await wallet.call(subjects.WALLET_PLACE_HOLDS, msg, HoldsPlaced)
@@ -116,9 +128,13 @@ async def test_holds_are_all_or_nothing_and_name_everyone_short(
     await wallet.fund(poor, 50)
     hand = f"{unique}-h1"
     msg = PlaceHolds(
-        f"{unique}-t1",
-        hand,
-        (HoldRequest(rich, 200), HoldRequest(poor, 200), HoldRequest(broke, 200)),
+        table_id=f"{unique}-t1",
+        hand_id=hand,
+        holds=(
+            HoldRequest(user_id=rich, amount=200),
+            HoldRequest(user_id=poor, amount=200),
+            HoldRequest(user_id=broke, amount=200),
+        ),
     )
 
     err = await _error(wallet.call(subjects.WALLET_PLACE_HOLDS, msg, HoldsPlaced))
@@ -142,13 +158,17 @@ async def test_repeat_place_holds_returns_the_existing_holds(wallet: Wallet, uni
     a, b = _players(unique, 2)
     await wallet.fund(a, 1000)
     await wallet.fund(b, 1000)
-    msg = PlaceHolds(f"{unique}-t1", f"{unique}-h1", (HoldRequest(a, 100), HoldRequest(b, 100)))
+    msg = PlaceHolds(
+        table_id=f"{unique}-t1",
+        hand_id=f"{unique}-h1",
+        holds=(HoldRequest(user_id=a, amount=100), HoldRequest(user_id=b, amount=100)),
+    )
 
     answers = await asyncio.gather(
         *(wallet.call(subjects.WALLET_PLACE_HOLDS, msg, HoldsPlaced) for _ in range(4))
     )
 
-    assert all(x == HoldsPlaced(msg.hand_id, msg.holds) for x in answers)
+    assert all(x == HoldsPlaced(hand_id=msg.hand_id, holds=msg.holds) for x in answers)
     assert (await wallet.balance(a)).held == 100  # held once, not four times
     assert (await wallet.balance(b)).held == 100
 
@@ -164,30 +184,37 @@ async def test_void_releases_holds_and_settle_and_void_exclude_each_other(
     await _seat(wallet, f"{unique}-t2", settled, players, 100)
     assert (await wallet.balance(a)).available == 200
 
-    answer = await wallet.call(subjects.WALLET_VOID, VoidHand(voided), Settlement)
+    answer = await wallet.call(subjects.WALLET_VOID, VoidHand(hand_id=voided), Settlement)
 
     assert (answer.status, answer.payments) == ("voided", ())
     assert [(await wallet.balance(p)).held for p in players] == [100, 100, 100]
     assert [(await wallet.balance(p)).balance for p in players] == [500, 500, 500]
-    assert await wallet.call(subjects.WALLET_VOID, VoidHand(voided), Settlement) == answer
+    assert await wallet.call(subjects.WALLET_VOID, VoidHand(hand_id=voided), Settlement) == answer
     err = await _error(
         wallet.call(
             subjects.WALLET_SETTLE,
-            SettleHand(voided, (Payment(a, -10), Payment(b, 10))),
+            SettleHand(
+                hand_id=voided,
+                payments=(Payment(user_id=a, amount=-10), Payment(user_id=b, amount=10)),
+            ),
             Settlement,
         )
     )
     assert err.code == codes.CONFLICT and "voided" in err.message
     err = await _error(
         wallet.call(
-            subjects.WALLET_PLACE_HOLDS, PlaceHolds("t", voided, (HoldRequest(a, 1),)), HoldsPlaced
+            subjects.WALLET_PLACE_HOLDS,
+            PlaceHolds(table_id="t", hand_id=voided, holds=(HoldRequest(user_id=a, amount=1),)),
+            HoldsPlaced,
         )
     )
     assert err.code == codes.CONFLICT
 
-    settle = SettleHand(settled, (Payment(a, -50), Payment(c, 50)))
+    settle = SettleHand(
+        hand_id=settled, payments=(Payment(user_id=a, amount=-50), Payment(user_id=c, amount=50))
+    )
     await wallet.call(subjects.WALLET_SETTLE, settle, Settlement)
-    err = await _error(wallet.call(subjects.WALLET_VOID, VoidHand(settled), Settlement))
+    err = await _error(wallet.call(subjects.WALLET_VOID, VoidHand(hand_id=settled), Settlement))
     assert err.code == codes.CONFLICT and "settled" in err.message
     assert [(await wallet.balance(p)).balance for p in players] == [450, 500, 550]
     assert [(await wallet.balance(p)).held for p in players] == [0, 0, 0]
@@ -201,10 +228,12 @@ async def test_settle_racing_void_applies_exactly_one(wallet: Wallet, unique: st
     for i in range(4):
         hand = f"{unique}-h{i}"
         await _seat(wallet, f"{unique}-t", hand, players, 100)
-        settle = SettleHand(hand, (Payment(a, -100), Payment(b, 100)))
+        settle = SettleHand(
+            hand_id=hand, payments=(Payment(user_id=a, amount=-100), Payment(user_id=b, amount=100))
+        )
         results = await asyncio.gather(
             wallet.call(subjects.WALLET_SETTLE, settle, Settlement),
-            wallet.call(subjects.WALLET_VOID, VoidHand(hand), Settlement),
+            wallet.call(subjects.WALLET_VOID, VoidHand(hand_id=hand), Settlement),
             return_exceptions=True,
         )
         outcomes = [r for r in results if isinstance(r, Settlement)]
@@ -222,11 +251,15 @@ async def test_void_before_holds_refuses_late_holds(wallet: Wallet, unique: str)
     await wallet.fund(a, 500)
     hand = f"{unique}-h1"
 
-    await wallet.call(subjects.WALLET_VOID, VoidHand(hand, f"{unique}-t1"), Settlement)
+    await wallet.call(
+        subjects.WALLET_VOID, VoidHand(hand_id=hand, table_id=f"{unique}-t1"), Settlement
+    )
 
     err = await _error(
         wallet.call(
-            subjects.WALLET_PLACE_HOLDS, PlaceHolds("t", hand, (HoldRequest(a, 100),)), HoldsPlaced
+            subjects.WALLET_PLACE_HOLDS,
+            PlaceHolds(table_id="t", hand_id=hand, holds=(HoldRequest(user_id=a, amount=100),)),
+            HoldsPlaced,
         )
     )
     assert err.code == codes.CONFLICT
@@ -240,12 +273,24 @@ async def test_a_loser_pays_at_most_their_hold(wallet: Wallet, unique: str) -> N
     hand = f"{unique}-h1"
     await _seat(wallet, f"{unique}-t1", hand, players, 100)
     # a is asked for 150 but holds 100: winners c and d share the 50 shortfall 2:1.
-    asked = (Payment(a, -150), Payment(b, -30), Payment(c, 120), Payment(d, 60))
+    asked = (
+        Payment(user_id=a, amount=-150),
+        Payment(user_id=b, amount=-30),
+        Payment(user_id=c, amount=120),
+        Payment(user_id=d, amount=60),
+    )
 
-    answer = await wallet.call(subjects.WALLET_SETTLE, SettleHand(hand, asked), Settlement)
+    answer = await wallet.call(
+        subjects.WALLET_SETTLE, SettleHand(hand_id=hand, payments=asked), Settlement
+    )
 
     # Paid 130 of 180: c gets floor(86.67)+1 (largest remainder), d floor(43.33).
-    assert answer.payments == (Payment(a, -100), Payment(b, -30), Payment(c, 87), Payment(d, 43))
+    assert answer.payments == (
+        Payment(user_id=a, amount=-100),
+        Payment(user_id=b, amount=-30),
+        Payment(user_id=c, amount=87),
+        Payment(user_id=d, amount=43),
+    )
     balances = [(await wallet.balance(p)).balance for p in players]
     assert balances == [900, 970, 1087, 1043]
     assert [(await wallet.balance(p)).available for p in players] == balances
@@ -276,27 +321,45 @@ async def test_invalid_settlements_are_refused_and_change_nothing(
     hand = f"{unique}-h1"
     await _seat(wallet, f"{unique}-t1", hand, [a, b], 100)
     bad = {
-        "sum to zero": (Payment(a, -50), Payment(b, 40)),
-        "appears twice": (Payment(a, -50), Payment(a, 0), Payment(b, 50)),
-        f"no hold on hand {hand} for: {stranger}": (Payment(a, -50), Payment(stranger, 50)),
-        "reserved for the house": (Payment(a, -50), Payment("@house", 50)),
+        "sum to zero": (Payment(user_id=a, amount=-50), Payment(user_id=b, amount=40)),
+        "appears twice": (
+            Payment(user_id=a, amount=-50),
+            Payment(user_id=a, amount=0),
+            Payment(user_id=b, amount=50),
+        ),
+        f"no hold on hand {hand} for: {stranger}": (
+            Payment(user_id=a, amount=-50),
+            Payment(user_id=stranger, amount=50),
+        ),
+        "reserved for the house": (
+            Payment(user_id=a, amount=-50),
+            Payment(user_id="@house", amount=50),
+        ),
     }
     for expected, payments in bad.items():
         err = await _error(
-            wallet.call(subjects.WALLET_SETTLE, SettleHand(hand, payments), Settlement)
+            wallet.call(
+                subjects.WALLET_SETTLE, SettleHand(hand_id=hand, payments=payments), Settlement
+            )
         )
         assert err.code == codes.BAD_REQUEST and expected in err.message, err
     err = await _error(
-        wallet.call(subjects.WALLET_SETTLE, SettleHand(f"{unique}-nohand", ()), Settlement)
+        wallet.call(
+            subjects.WALLET_SETTLE, SettleHand(hand_id=f"{unique}-nohand", payments=()), Settlement
+        )
     )
     assert err.code == codes.BAD_REQUEST and "no holds" in err.message
     assert [(await wallet.balance(p)).held for p in (a, b, stranger)] == [100, 100, 0]
     assert [(await wallet.balance(p)).balance for p in (a, b, stranger)] == [500, 500, 500]
 
     # The hand is still open and settles normally; a different result later conflicts.
-    first = SettleHand(hand, (Payment(a, -50), Payment(b, 50)))
+    first = SettleHand(
+        hand_id=hand, payments=(Payment(user_id=a, amount=-50), Payment(user_id=b, amount=50))
+    )
     await wallet.call(subjects.WALLET_SETTLE, first, Settlement)
-    other = SettleHand(hand, (Payment(a, 50), Payment(b, -50)))
+    other = SettleHand(
+        hand_id=hand, payments=(Payment(user_id=a, amount=50), Payment(user_id=b, amount=-50))
+    )
     err = await _error(wallet.call(subjects.WALLET_SETTLE, other, Settlement))
     assert err.code == codes.CONFLICT
     assert (await wallet.balance(b)).balance == 550

@@ -121,7 +121,11 @@ async def test_settlement_published_while_wallet_is_down_is_applied_once_on_rest
         await client.fund(p, 1000)
     await client.call(
         subjects.WALLET_PLACE_HOLDS,
-        PlaceHolds(f"{unique}-t1", hand, tuple(HoldRequest(p, 200) for p in players)),
+        PlaceHolds(
+            table_id=f"{unique}-t1",
+            hand_id=hand,
+            holds=tuple(HoldRequest(user_id=p, amount=200) for p in players),
+        ),
         HoldsPlaced,
     )
     await wallet.stop()
@@ -132,7 +136,15 @@ async def test_settlement_published_while_wallet_is_down_is_applied_once_on_rest
         await client.balance(a)
     assert down.value.code == codes.UNAVAILABLE
 
-    settle = SettleHand(hand, (Payment(a, -50), Payment(b, -50), Payment(c, -50), Payment(d, 150)))
+    settle = SettleHand(
+        hand_id=hand,
+        payments=(
+            Payment(user_id=a, amount=-50),
+            Payment(user_id=b, amount=-50),
+            Payment(user_id=c, amount=-50),
+            Payment(user_id=d, amount=150),
+        ),
+    )
     await publish_once(js, subjects.hand_result(hand), settle, msg_id=hand)
     await publish_once(js, subjects.hand_result(hand), settle, msg_id=hand)  # engine retried
     info = await js.consumer_info(subjects.RESULTS_STREAM, f"wallet-results-{unique}")
@@ -176,7 +188,9 @@ async def test_user_registered_event_grants_welcome_once(
 
     # The event (delivered twice, past the dedupe window) races a direct request.
     await js.publish(subjects.USER_REGISTERED, encode(registered), headers={"Nats-Msg-Id": user})
-    direct = await client.call(subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user), WelcomeGranted)
+    direct = await client.call(
+        subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user_id=user), WelcomeGranted
+    )
     await js.publish(
         subjects.USER_REGISTERED, encode(registered), headers={"Nats-Msg-Id": f"{user}-again"}
     )
@@ -208,16 +222,30 @@ async def test_unreadable_or_refused_outcomes_are_acked_and_do_not_block_the_str
         await client.fund(p, 100)
     await client.call(
         subjects.WALLET_PLACE_HOLDS,
-        PlaceHolds(f"{unique}-t1", hand, (HoldRequest(a, 40), HoldRequest(b, 40))),
+        PlaceHolds(
+            table_id=f"{unique}-t1",
+            hand_id=hand,
+            holds=(HoldRequest(user_id=a, amount=40), HoldRequest(user_id=b, amount=40)),
+        ),
         HoldsPlaced,
     )
     subject = subjects.hand_result(hand)
 
     await js.publish(subject, b"{not json")  # nobody can ever read this
     await js.publish(subject, b'{"type": "settle", "hand_id": "x", "payments": [{"x": 1}]}')
-    unbalanced = SettleHand(hand, (Payment(a, -40), Payment(b, 30)))  # refused: bad_request
+    unbalanced = SettleHand(
+        hand_id=hand, payments=(Payment(user_id=a, amount=-40), Payment(user_id=b, amount=30))
+    )  # refused: bad_request
     await js.publish(subject, encode(unbalanced))
-    await js.publish(subject, encode(SettleHand(hand, (Payment(a, -40), Payment(b, 40)))))
+    await js.publish(
+        subject,
+        encode(
+            SettleHand(
+                hand_id=hand,
+                payments=(Payment(user_id=a, amount=-40), Payment(user_id=b, amount=40)),
+            )
+        ),
+    )
 
     async def settled() -> bool:
         return (await ledger.get_balance(engine, b)).balance == 140

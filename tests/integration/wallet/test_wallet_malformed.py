@@ -66,7 +66,7 @@ async def _snapshot(wallet: Wallet, users: list[str]) -> object:
         await wallet.audit(),
         counts,
         [await wallet.balance(u) for u in users],
-        [await wallet.call(subjects.WALLET_HISTORY, GetHistory(u), History) for u in users],
+        [await wallet.call(subjects.WALLET_HISTORY, GetHistory(user_id=u), History) for u in users],
     )
 
 
@@ -78,7 +78,14 @@ async def test_malformed_bodies_get_a_clear_error_and_change_nothing(
         await wallet.fund(user, 500)
     await wallet.call(
         subjects.WALLET_PLACE_HOLDS,
-        PlaceHolds("t", "h-real", (HoldRequest("u", 100), HoldRequest(f"{unique}-a", 100))),
+        PlaceHolds(
+            table_id="t",
+            hand_id="h-real",
+            holds=(
+                HoldRequest(user_id="u", amount=100),
+                HoldRequest(user_id=f"{unique}-a", amount=100),
+            ),
+        ),
         HoldsPlaced,
     )
     before = await _snapshot(wallet, users)

@@ -112,8 +112,8 @@ class _Run:
         total = sum(paid.values())
         cuts = sorted(self.rng.randint(0, total) for _ in range(len(winners) - 1))
         shares = [b - a for a, b in zip([0, *cuts], [*cuts, total], strict=True)]
-        payments = [Payment(u, -x) for u, x in paid.items()]
-        payments += [Payment(u, x) for u, x in zip(winners, shares, strict=True)]
+        payments = [Payment(user_id=u, amount=-x) for u, x in paid.items()]
+        payments += [Payment(user_id=u, amount=x) for u, x in zip(winners, shares, strict=True)]
         self.rng.shuffle(payments)
         return tuple(payments)
 
@@ -122,7 +122,7 @@ class _Run:
     async def welcome(self) -> None:
         user = self.rng.choice(self.players)
         reply = await self.wallet.call(
-            subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user), WelcomeGranted
+            subjects.WALLET_WELCOME_GRANT, WelcomeGrant(user_id=user), WelcomeGranted
         )
         if reply.granted:
             self.model.issued += reply.amount
@@ -130,7 +130,9 @@ class _Run:
     async def grant(self) -> None:
         user, amount = self.rng.choice(self.players), self.rng.randint(1, 400)
         await self.wallet.call(
-            subjects.WALLET_ADJUST, Adjust(ADMIN, user, amount, "random grant"), Adjusted
+            subjects.WALLET_ADJUST,
+            Adjust(admin_id=ADMIN, user_id=user, amount=amount, reason="random grant"),
+            Adjusted,
         )
         self.model.issued += amount
 
@@ -140,7 +142,13 @@ class _Run:
             codes.INSUFFICIENT_FUNDS,
             self.wallet.call(
                 subjects.WALLET_ADJUST,
-                Adjust(ADMIN, user, -amount, "random correction", "adjust"),
+                Adjust(
+                    admin_id=ADMIN,
+                    user_id=user,
+                    amount=-amount,
+                    reason="random correction",
+                    kind="adjust",
+                ),
                 Adjusted,
             ),
         )
@@ -152,11 +160,13 @@ class _Run:
         user, amount = self.rng.choice(self.players), self.rng.randint(1, 300)
         approve = self.rng.random() < 0.6
         asked = await self.wallet.call(
-            subjects.WALLET_REQUEST_CREDITS, RequestCredits(user, amount), CreditRequest
+            subjects.WALLET_REQUEST_CREDITS,
+            RequestCredits(user_id=user, amount=amount),
+            CreditRequest,
         )
         decided = await self.wallet.call(
             subjects.WALLET_DECIDE_CREDIT_REQUEST,
-            DecideCreditRequest(asked.request_id, ADMIN, approve=approve),
+            DecideCreditRequest(request_id=asked.request_id, admin_id=ADMIN, approve=approve),
             CreditRequest,
         )
         assert decided.status == ("approved" if approve else "rejected")
@@ -170,7 +180,11 @@ class _Run:
             codes.INSUFFICIENT_FUNDS,
             self.wallet.call(
                 subjects.WALLET_PLACE_HOLDS,
-                PlaceHolds("t", hand, tuple(HoldRequest(u, hold) for u in seats)),
+                PlaceHolds(
+                    table_id="t",
+                    hand_id=hand,
+                    holds=tuple(HoldRequest(user_id=u, amount=hold) for u in seats),
+                ),
                 HoldsPlaced,
             ),
         )
@@ -182,7 +196,7 @@ class _Run:
         if picked is None:
             return await self.read()
         hand, seats = picked
-        message = SettleHand(hand, self._payments(seats))
+        message = SettleHand(hand_id=hand, payments=self._payments(seats))
         copies = self.rng.randint(1, 3)  # an engine that retries, all at once
         answers = await asyncio.gather(
             *(self.wallet.call(subjects.WALLET_SETTLE, message, Settlement) for _ in range(copies))
@@ -198,7 +212,9 @@ class _Run:
         picked = self._open_hand()
         if picked is None:
             return await self.read()
-        answer = await self.wallet.call(subjects.WALLET_VOID, VoidHand(picked[0]), Settlement)
+        answer = await self.wallet.call(
+            subjects.WALLET_VOID, VoidHand(hand_id=picked[0]), Settlement
+        )
         assert answer.status == "voided"
         return None
 
@@ -207,10 +223,10 @@ class _Run:
         if picked is None:
             return await self.read()
         hand, seats = picked
-        message = SettleHand(hand, self._payments(seats))
+        message = SettleHand(hand_id=hand, payments=self._payments(seats))
         results = await asyncio.gather(
             self.wallet.call(subjects.WALLET_SETTLE, message, Settlement),
-            self.wallet.call(subjects.WALLET_VOID, VoidHand(hand), Settlement),
+            self.wallet.call(subjects.WALLET_VOID, VoidHand(hand_id=hand), Settlement),
             return_exceptions=True,
         )
         done = [r for r in results if isinstance(r, Settlement)]
@@ -233,13 +249,15 @@ class _Run:
         balance = await self.wallet.balance(user)
         assert balance.available == balance.balance - balance.held >= 0
         history = await self.wallet.call(
-            subjects.WALLET_HISTORY, GetHistory(user, limit=5), History
+            subjects.WALLET_HISTORY, GetHistory(user_id=user, limit=5), History
         )
         assert len(history.entries) <= 5
 
     async def invalid(self) -> None:
         user = self.rng.choice(self.players)
-        unbalanced = SettleHand(next(self.hands), (Payment(user, -5),))
+        unbalanced = SettleHand(
+            hand_id=next(self.hands), payments=(Payment(user_id=user, amount=-5),)
+        )
         with pytest.raises(RemoteError) as refused:
             await self.wallet.call(subjects.WALLET_SETTLE, unbalanced, Settlement)
         assert refused.value.code == codes.BAD_REQUEST
@@ -267,7 +285,7 @@ class _Run:
         await self.check()
         # Nothing left dangling: void what is still open, then everything is available.
         for hand in sorted(self.model.open_hands):
-            await self.wallet.call(subjects.WALLET_VOID, VoidHand(hand), Settlement)
+            await self.wallet.call(subjects.WALLET_VOID, VoidHand(hand_id=hand), Settlement)
         self.model.open_hands.clear()
         await self.check()
         assert len(self.model.settled) > 20  # the run really exercised settlement

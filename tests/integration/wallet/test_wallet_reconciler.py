@@ -68,7 +68,7 @@ async def _held_for(wallet: Wallet, start: StartHand, game: str) -> int:
         wallet.engine,
         start.table_id,
         start.hand_id,
-        tuple(HoldRequest(p.user_id, max_loss) for p in start.players),
+        tuple(HoldRequest(user_id=p.user_id, amount=max_loss) for p in start.players),
         game,
     )
     return max_loss
@@ -90,7 +90,7 @@ async def test_a_finished_hand_whose_settlement_was_lost_is_settled_from_its_rec
     started = await start_hand(nc, "tongits", start)
     await play_random(nc, "tongits", start, feed, random.Random(5), started.version)
     await feed.close()
-    record = await replica.worker.get_record(GetHandRecord(start.hand_id))
+    record = await replica.worker.get_record(GetHandRecord(hand_id=start.hand_id))
 
     reconciler = Reconciler(wallet.engine, nc, settle_after=0)
     done = await reconciler.run_once()
@@ -127,7 +127,7 @@ async def test_cancelled_voided_playing_kept_unknown_released_only_when_old(
     voided = await request(
         nc,
         subjects.engine_cancel("tongits"),
-        CancelHand(cancelled.table_id, cancelled.hand_id),
+        CancelHand(table_id=cancelled.table_id, hand_id=cancelled.hand_id),
         HandCancelled,
     )
     assert voided.voided

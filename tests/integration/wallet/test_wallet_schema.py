@@ -37,7 +37,7 @@ async def test_migrations_run_once_and_match_the_core_tables(engine: AsyncEngine
 
 async def test_database_refuses_a_negative_available_balance(engine: AsyncEngine) -> None:
     await ledger.welcome_grant(engine, "p1", 100)
-    await ledger.place_holds(engine, "t", "h", [HoldRequest("p1", 80)])
+    await ledger.place_holds(engine, "t", "h", [HoldRequest(user_id="p1", amount=80)])
     with pytest.raises(IntegrityError):
         async with engine.begin() as conn:
             await conn.execute(update(accounts).where(accounts.c.owner == "p1").values(balance=50))
@@ -47,8 +47,15 @@ async def test_database_refuses_a_negative_available_balance(engine: AsyncEngine
 async def test_audit_finds_tampered_books(engine: AsyncEngine) -> None:
     for user in ("p1", "p2"):
         await ledger.welcome_grant(engine, user, 100)
-    await ledger.place_holds(engine, "t", "h", [HoldRequest("p1", 50), HoldRequest("p2", 50)])
-    await ledger.settle(engine, "h", [Payment("p1", -50), Payment("p2", 50)])
+    await ledger.place_holds(
+        engine,
+        "t",
+        "h",
+        [HoldRequest(user_id="p1", amount=50), HoldRequest(user_id="p2", amount=50)],
+    )
+    await ledger.settle(
+        engine, "h", [Payment(user_id="p1", amount=-50), Payment(user_id="p2", amount=50)]
+    )
     clean = await ledger.audit(engine)
     assert (clean.total, clean.accounts, clean.mismatched_accounts) == (0, 3, ())
 

@@ -42,7 +42,7 @@ class Wallet:
         return await request(self.nc, subject, message, reply_type, timeout=15)
 
     async def balance(self, user_id: str) -> Balance:
-        return await self.call(subjects.WALLET_BALANCE, GetBalance(user_id), Balance)
+        return await self.call(subjects.WALLET_BALANCE, GetBalance(user_id=user_id), Balance)
 
     async def audit(self) -> AuditReport:
         return await self.call(subjects.WALLET_AUDIT, Audit(), AuditReport)

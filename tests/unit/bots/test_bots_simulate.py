@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -22,7 +24,7 @@ from kalaro.bots.simulate import (
     simulate,
     wilson_interval,
 )
-from kalaro.games.registry import UnknownGame
+from kalaro.games.registry import UnknownGame, game_names
 from kalaro.games.tongits import TimeOut
 
 # (game, ruleset, seats, hands): about 4,000 hands in all, each move checked
@@ -49,13 +51,24 @@ def _check_report(report: Report, hands: int, seats: list[str]) -> None:
     assert sum(count for _, count in report.endings) == hands
 
 
-@pytest.mark.parametrize(("game", "ruleset", "seats", "hands"), LEGAL_RUNS)
+# `make test` plays a tenth of each run; `make test-deep` the whole run.
+_RUNS = [
+    pytest.param(game, ruleset, seats, hands // 10, id=f"{game}-{ruleset}-{seats}-short")
+    for game, ruleset, seats, hands in LEGAL_RUNS
+] + [
+    pytest.param(*run, marks=pytest.mark.deep, id=f"{run[0]}-{run[1]}-{run[2]}")
+    for run in LEGAL_RUNS
+]
+
+
+@pytest.mark.parametrize(("game", "ruleset", "seats", "hands"), _RUNS)
 def test_bots_only_ever_send_legal_actions(game: str, ruleset: str, seats: str, hands: int) -> None:
     names = seats.split(",")
     report = simulate(game, names, hands, seed=11, ruleset=ruleset)
     _check_report(report, hands, names)
 
 
+@pytest.mark.deep  # a margin needs hundreds of hands
 @pytest.mark.parametrize(("game", "hands"), [("tongits", 300), ("mahjong", 200)])
 def test_smart_beats_random_by_a_clear_margin(game: str, hands: int) -> None:
     seats = 3 if game == "tongits" else 4
@@ -83,7 +96,7 @@ class _Cheat:
     name = "cheat"
 
     def choose(self, view: Any, rng: random.Random) -> Any:
-        return TimeOut() if rng.random() < 0.05 else rng.choice(view.legal_actions)
+        return TimeOut() if rng.random() < 0.05 else rng.choice(view.legal)
 
 
 def test_an_illegal_choice_stops_the_run() -> None:
@@ -100,7 +113,7 @@ class _Silent:
     def choose(self, view: Any, rng: random.Random) -> Any:
         if view.phase == "answers":
             return None
-        return rng.choice(view.legal_actions)
+        return rng.choice(view.legal)
 
 
 def test_a_seat_that_does_not_answer_times_out_as_at_the_table() -> None:
@@ -110,6 +123,7 @@ def test_a_seat_that_does_not_answer_times_out_as_at_the_table() -> None:
     assert dict(report.endings).get("draw", 0) > 0  # Draw calls were settled by time-outs
 
 
+@pytest.mark.deep  # a statistic over 900 hands
 def test_players_move_round_the_table_so_position_does_not_bias() -> None:
     # random against random in every chair: no player stands out
     report = simulate("tongits", ["random"] * 3, 900, seed=8)
@@ -147,6 +161,21 @@ def test_unknown_games_are_refused() -> None:
         simulate("chess", ["smart"], 1)
     with pytest.raises(UnknownGame):
         policy_for("chess", "smart")
+
+
+@pytest.mark.parametrize("game", game_names())
+def test_every_game_has_a_smart_policy(game: str) -> None:
+    assert policy_for(game, "smart").name == "smart"
+
+
+def test_a_smart_policy_loads_only_its_own_game() -> None:
+    # a fresh interpreter: this one has loaded every bot already
+    code = (
+        "import sys; from kalaro.bots import policy_for; policy_for('tongits', 'smart'); "
+        "print(sorted(m for m in sys.modules if m.startswith('kalaro.bots.')))"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "['kalaro.bots.tongits']"
 
 
 def test_wilson_interval() -> None:

@@ -79,7 +79,7 @@ def _state(
 def _choose(state: State, seat: int = 0) -> object:
     seen = view(state, seat)
     action = SMART.choose(seen, random.Random(0))
-    assert action in seen.legal_actions
+    assert action in seen.legal
     return action
 
 

@@ -240,7 +240,13 @@ LEGAL_RUNS = [
 ]
 
 
-@pytest.mark.parametrize(("seats", "hands"), LEGAL_RUNS)
+# `make test` plays a tenth of each run; `make test-deep` the whole run.
+_RUNS = [pytest.param(seats, hands // 10, id=f"{seats}-short") for seats, hands in LEGAL_RUNS] + [
+    pytest.param(seats, hands, marks=pytest.mark.deep, id=seats) for seats, hands in LEGAL_RUNS
+]
+
+
+@pytest.mark.parametrize(("seats", "hands"), _RUNS)
 def test_bots_only_ever_send_legal_actions(seats: str, hands: int) -> None:
     names = seats.split(",")
     report = simulate("kawuxing", names, hands, seed=11)
@@ -250,6 +256,7 @@ def test_bots_only_ever_send_legal_actions(seats: str, hands: int) -> None:
     assert sum(count for _, count in report.endings) == hands
 
 
+@pytest.mark.deep  # a margin needs hundreds of hands
 def test_smart_beats_random_by_a_clear_margin() -> None:
     report = simulate("kawuxing", ["smart", "random", "random"], 300, seed=5)
     smart, rand = report.policy("smart"), report.policy("random")

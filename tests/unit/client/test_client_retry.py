@@ -139,12 +139,15 @@ def test_nonsense_policies_are_refused() -> None:
 
 
 def _client_behind(answers: list[int], seen: list[str]) -> KalaroClient:
-    """A client whose gateway answers the statuses in ``answers`` in turn (an in-memory
-    transport: this is about the client's choice to try again, not about HTTP)."""
+    """A client whose gateway answers the statuses in ``answers`` in turn (0: the
+    connection drops with no answer), over an in-memory transport: this is about the
+    client's choice to try again, not about HTTP."""
 
     def handle(request: httpx.Request) -> httpx.Response:
         seen.append(request.method)
         status = answers.pop(0) if answers else 200
+        if status == 0:
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
         if status == 503:
             error = {"code": "unavailable", "message": "no service answered on wallet.balance"}
             return httpx.Response(503, json={"error": error})
@@ -180,3 +183,20 @@ async def test_retry_zero_raises_a_read_at_once() -> None:
         with pytest.raises(ApiError):
             await client.balance()
     assert seen == ["GET"]
+
+
+async def test_a_read_whose_connection_dropped_unanswered_is_tried_again() -> None:
+    """A kept-alive connection the gateway closed just as it was reused (or a gateway
+    restarting): nothing was answered, and a read is safe to make again."""
+    seen: list[str] = []
+    async with _client_behind([0, 0], seen) as client:
+        balance = await client.balance()
+    assert balance.balance == 7 and seen == ["GET"] * 3
+
+
+async def test_a_write_whose_connection_dropped_is_raised_at_once() -> None:
+    seen: list[str] = []
+    async with _client_behind([0], seen) as client:
+        with pytest.raises(httpx.RemoteProtocolError):
+            await client.request_credits(100)
+    assert seen == ["POST"]

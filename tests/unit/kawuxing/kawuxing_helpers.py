@@ -11,8 +11,6 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import msgspec
-
 from kalaro.games import kawuxing as kw
 from kalaro.games.kawuxing import (
     AnyAction,
@@ -29,15 +27,12 @@ from kalaro.games.kawuxing import (
     TimeOut,
 )
 from kalaro.games.kawuxing.state import Phase
-from kalaro.games.tiles import is_suited, parse_tiles, sort_key
+from kalaro.games.tiles import sort_key
+from tests.unit import tile_helpers
+from tests.unit.tile_helpers import check_sizes, keep_score, lay_out_rest, take, tiles
 
 DEFAULT = kw.options_for("kawuxing")
 FULL_SET = Counter(kw.TILES_84)
-
-
-def tiles(text: str) -> tuple[str, ...]:
-    """``"123s 55z"`` → ``("1s", "2s", "3s", "5z", "5z")``."""
-    return parse_tiles(text)
 
 
 def pong(tile: str, from_seat: int = 1) -> Meld:
@@ -92,40 +87,20 @@ def rig(
     pool = Counter(kw.TILES_84)
     melds = melds or {}
     shown = set(shown)
-
-    def take(names: Iterable[str]) -> tuple[str, ...]:
-        out = tuple(names)
-        for name in out:
-            assert pool[name] > 0, f"rig: no {name} left (max four of a kind)"
-            pool[name] -= 1
-        return out
-
     assert len(hands) == kw.SEATS
-    concealed = [() if h is None else tuple(sorted(take(tiles(h)), key=sort_key)) for h in hands]
+    concealed = [
+        () if h is None else tuple(sorted(take(pool, tiles(h)), key=sort_key)) for h in hands
+    ]
     for seat_melds in melds.values():
         for meld in seat_melds:
-            take(meld.tiles)
+            take(pool, meld.tiles)
     mover = dealer if turn is None else turn
-    head, tail = take(tiles(front)), take(tiles(back))
+    head, tail = take(pool, tiles(front)), take(pool, tiles(back))
     for seat, given in enumerate(hands):
         if given is None:
             concealed[seat] = _filler(pool, 7 * seat)
-    for seat, held in enumerate(concealed):
-        size = kw.HAND_SIZE - 3 * len(melds.get(seat, ()))
-        extra = 1 if mover == seat and phase == "discard" else 0
-        assert len(held) == size + extra, f"rig: seat {seat} holds {len(held)} tiles"
-    middle: list[str] = []
-    for tile in kw.TILES_84:
-        if pool[tile] > 0:
-            pool[tile] -= 1
-            middle.append(tile)
-    discards: list[list[str]] = [[] for _ in range(kw.SEATS)]
-    if wall_size is not None:
-        keep = wall_size - len(head) - len(tail)
-        assert keep >= 0
-        for i, tile in enumerate(middle[keep:]):
-            discards[i % kw.SEATS].append(tile)
-        middle = middle[:keep]
+    check_sizes(concealed, melds, kw.HAND_SIZE, mover, phase)
+    middle, discards = lay_out_rest(pool, kw.TILES_84, kw.SEATS, wall_size, len(head) + len(tail))
     players = tuple(
         Player(
             hand=concealed[s],
@@ -148,20 +123,12 @@ def rig(
 
 def play(state: State, moves: Iterable[tuple[int, AnyAction]]) -> tuple[State, list[AnyEvent]]:
     """Apply ``(seat, action)`` moves in order; all the events, in order."""
-    events: list[AnyEvent] = []
-    for seat, action in moves:
-        state, new = kw.apply(state, seat, action)
-        events.extend(new)
-    return state, events
+    return tile_helpers.play(kw.apply, state, moves)
 
 
 def accounted(state: State) -> bool:
     """Whether the state holds exactly the 84 tiles of the set."""
     return Counter(kw.tiles_in_play(state)) == FULL_SET
-
-
-def encode(value: object) -> bytes:
-    return msgspec.msgpack.encode(value)
 
 
 def play_out(state: State) -> State:
@@ -187,19 +154,6 @@ def result(state: State) -> kw.Result:
 # -- bots ---------------------------------------------------------------------------
 
 
-def _keep_score(hand: Sequence[str], tile: str, rng: random.Random) -> float:
-    """How much a tile is worth keeping: copies held, and neighbours in its suit."""
-    held = Counter(hand)
-    score = 3.0 * (held[tile] - 1)
-    if is_suited(tile):
-        rank, suit = int(tile[0]), tile[1]
-        for distance, weight in ((1, 2.0), (2, 1.0)):
-            for near in (rank - distance, rank + distance):
-                if 1 <= near <= 9 and held[f"{near}{suit}"]:
-                    score += weight
-    return score + rng.random()
-
-
 def choose(state: State, seat: int, rng: random.Random, greedy: bool) -> AnyAction:
     """A bot's move: ``greedy`` takes wins, often shows its hand and keeps connected
     tiles; otherwise uniform over the legal actions."""
@@ -218,7 +172,7 @@ def choose(state: State, seat: int, rng: random.Random, greedy: bool) -> AnyActi
     discards = [a for a in actions if isinstance(a, Discard)]
     if discards:
         hand = state.players[seat].hand
-        return min(discards, key=lambda d: _keep_score(hand, d.tile, rng))
+        return min(discards, key=lambda d: keep_score(hand, d.tile, rng))
     return next(a for a in actions if not isinstance(a, Claim | DeclareKong))
 
 

@@ -95,6 +95,7 @@ def _check_result(state: State, tally: Counter[str]) -> None:
         tally["capped"] += win.multiplier < win.raw
 
 
+@pytest.mark.deep  # two thousand hands: `make test-deep`
 @pytest.mark.parametrize("greedy", [False, True], ids=["uniform", "greedy"])
 def test_thousands_of_random_hands_play_by_the_rules(greedy: bool) -> None:
     rng = random.Random(20260409 + greedy)
@@ -103,6 +104,7 @@ def test_thousands_of_random_hands_play_by_the_rules(greedy: bool) -> None:
         options = KONG_ON_KONG if n % 4 == 0 else DEFAULT
         state = kw.new_hand(options, f"conformance-{greedy}-{n}".encode())
         assert accounted(state)
+        last_kong: str | None = None
         while not kw.is_over(state):
             seat, action = bot_move(state, rng, greedy)
             after, events = kw.apply(state, seat, action)
@@ -128,8 +130,19 @@ def test_thousands_of_random_hands_play_by_the_rules(greedy: bool) -> None:
                     pass
             tally["auto_discard"] += any(isinstance(e, kw.TileDiscarded) and e.auto for e in events)
             tally["rob_window"] += any(isinstance(e, kw.KongOffered) for e in events)
+            for event in events:
+                if isinstance(event, kw.KongDeclared):
+                    last_kong = event.kong
+                elif isinstance(event, kw.TileClaimed) and event.meld.kong is not None:
+                    last_kong = event.meld.kong
             state = after
         _check_result(state, tally)
+        # Win / Fire on Kong follow the kong just made, and only a visible one
+        outcome = kw.result(state)
+        assert outcome is not None
+        for win in outcome.wins:
+            if any(i.name in ("win_on_kong", "fire_on_kong") for i in win.items):
+                assert last_kong in ("exposed", "extended"), (n, last_kong)
     assert tally["wall_out"] and tally["discard"] and tally["self_draw"], tally
     for seen in ("claim_pong", "claim_kong", "concealed_kong", "show_hand", "auto_discard",
                  "turn_time_out", "marked_away", "back"):  # fmt: skip
@@ -151,7 +164,7 @@ def _replay(seed: bytes, moves: list[tuple[int, kw.AnyAction]]) -> tuple[State, 
     return state, log
 
 
-@pytest.mark.parametrize("n", range(30))
+@pytest.mark.parametrize("n", range(10))
 def test_a_hand_replays_exactly_from_options_seed_and_actions(n: int) -> None:
     seed = f"replay-{n}".encode()
     final, moves = random_hand(seed, random.Random(n), greedy=n % 2 == 0)

@@ -22,9 +22,11 @@ from kalaro.games.kawuxing import (
     State,
     TimeOut,
 )
-from tests.unit.kawuxing.kawuxing_helpers import DEFAULT, accounted, bot_move, choose, encode
+from tests.unit.kawuxing.kawuxing_helpers import DEFAULT, accounted, bot_move, choose
+from tests.unit.tile_helpers import encode
 
-_hands = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Whole hands: the Hypothesis profile sets how many (tests/conftest.py).
+_hands = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _seeds = st.binary(min_size=1, max_size=12)
 # A seeded Random per example: whole hands make too many choices to draw each one
 # from hypothesis' own data.
@@ -94,7 +96,7 @@ def _probes(state: State, rng: random.Random) -> list[tuple[int, AnyAction]]:
     return [(seat, action) for seat in range(kw.SEATS) for action in actions]
 
 
-@settings(_hands, max_examples=30)
+@_hands
 @given(_seeds, _bots, st.booleans())
 def test_illegal_actions_raise_and_change_nothing(
     seed: bytes, rng: random.Random, greedy: bool

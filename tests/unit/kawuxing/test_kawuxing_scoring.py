@@ -142,21 +142,45 @@ def test_dragon_pongs_count_when_exposed_too() -> None:
     assert items(outcome) == ["big_three_dragons"]
 
 
-def test_win_on_kong_x2_and_the_concealed_kong_score() -> None:
+def test_a_concealed_kong_replacement_win_is_no_win_on_kong() -> None:
+    # Issue 17: Win on Kong only after a visible kong; this one is concealed.
     state = rig(["1111s 234p 567p 8p 55z", None, None], front="8p", back="5z")
     state, _ = play(state, [(0, Draw()), (0, DeclareKong("1s"))])
     assert state.drawn == "5z" and state.replacement
     state, _ = kw.apply(state, 0, DeclareWin())
     outcome = result(state)
-    assert items(outcome) == ["win_on_kong"]
-    # Win: 2 from each (self-draw); concealed kong: 2 from each.
-    assert outcome.payments == (8, -4, -4)
+    assert items(outcome) == []  # a chicken hand, fine by self-draw
+    # Win: 1 from each (self-draw); concealed kong: 2 from each.
+    assert outcome.payments == (6, -3, -3)
     assert [(c.payer, c.reason, c.units) for c in outcome.charges] == [
         (1, "concealed_kong", 2),
         (2, "concealed_kong", 2),
-        (1, "win", 2),
-        (2, "win", 2),
+        (1, "win", 1),
+        (2, "win", 1),
     ]
+
+
+def test_win_on_kong_x2_after_an_exposed_kong_claimed_from_a_discard() -> None:
+    state = rig(["111s 234p 567p 88p 55z", None, None], front="1s", back="5z", dealer=1)
+    state, _ = play(state, [(1, Draw()), (1, Discard("1s"))])
+    state, _ = play(state, [(0, Claim("kong", ("1s", "1s", "1s")))])
+    assert state.drawn == "5z" and state.replacement
+    state, _ = kw.apply(state, 0, DeclareWin())
+    outcome = result(state)
+    assert items(outcome) == ["win_on_kong"]
+    # Win: 2 from each (self-draw); exposed kong: 2 from the discarder (seat 1).
+    assert outcome.payments == (6, -4, -2)
+
+
+def test_win_on_kong_x2_after_an_extended_kong() -> None:
+    state = rig(["1s 234p 567p 8p 55z", None, None], front="8p", back="5z", melds={0: [pong("1s")]})
+    state, _ = play(state, [(0, Draw()), (0, DeclareKong("1s"))])
+    assert state.players[0].melds[0].kong == "extended" and state.drawn == "5z"
+    state, _ = kw.apply(state, 0, DeclareWin())
+    outcome = result(state)
+    assert items(outcome) == ["win_on_kong"]
+    # Win: 2 from each (self-draw); extended kong: 1 from each.
+    assert outcome.payments == (6, -3, -3)
 
 
 def test_a_normal_self_draw_is_not_a_win_on_kong() -> None:
@@ -165,20 +189,29 @@ def test_a_normal_self_draw_is_not_a_win_on_kong() -> None:
     assert outcome.payments == (2, -1, -1)
 
 
-# Seat 0 declares a concealed kong of 1s, replaces with 3p and discards it: seat 1's hand
-# (edge wait on 3p) would be a chicken hand, but Fire on Kong is an item.
+# Seat 1's hand (edge wait on 3p) is a chicken hand: it wins on seat 0's 3p discard only
+# with Fire on Kong, i.e. right after a visible kong of seat 0's.
 FIRE = ["1111s 258p 258s 5z 6z 7z", "12p 456s 789s 234p 99s", None]
 
 
-def test_fire_on_kong_x2_lets_a_chicken_hand_win_on_the_discard() -> None:
+def test_no_fire_on_kong_after_a_concealed_kong_so_a_chicken_hand_is_not_offered() -> None:
+    # Issue 17: seat 0 conceals a kong of 1s, replaces with 3p and discards it.
     state = rig(FIRE, front="9p", back="3p")
+    state, _ = play(state, [(0, Draw()), (0, DeclareKong("1s")), (0, Discard("3p"))])
+    assert state.call is None and (state.phase, state.turn) == ("draw", 1)  # nobody asked
+    assert not kw.can_win_on(state, 1, "3p", robbing=False, after_kong=False)[1]
+
+
+def test_fire_on_kong_x2_after_an_extended_kong_lets_a_chicken_hand_win() -> None:
+    hands = ["1s 258p 258s 5z 6z 7z", FIRE[1], None]
+    state = rig(hands, front="9p", back="3p", melds={0: [pong("1s", from_seat=2)]})
     state, _ = play(state, [(0, Draw()), (0, DeclareKong("1s")), (0, Discard("3p"))])
     assert kw.legal_actions(state, 1) == [Claim("win"), Pass()]
     state, _ = kw.apply(state, 1, Claim("win"))
     outcome = result(state)
     assert items(outcome, 0) == ["fire_on_kong"]
-    # Seat 0 pays the win (2) but collects its concealed kong (2 from each).
-    assert outcome.payments == (2 * 2 - 2, 2 - 2, -2)
+    # Seat 0 pays the win (2) but collects its extended kong (1 from each).
+    assert outcome.payments == (-2 + 2, 2 - 1, -1)
 
 
 def test_without_the_kong_the_same_discard_is_a_chicken_hand_and_not_offered() -> None:

@@ -13,8 +13,6 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import msgspec
-
 from kalaro.games import mahjong as mj
 from kalaro.games.mahjong import (
     AnyAction,
@@ -30,18 +28,15 @@ from kalaro.games.mahjong import (
     TimeOut,
 )
 from kalaro.games.mahjong.state import Phase
-from kalaro.games.tiles import FLOWERS, MAHJONG_144, is_suited, parse_tiles, sort_key
+from kalaro.games.tiles import FLOWERS, MAHJONG_144, sort_key
+from tests.unit import tile_helpers
+from tests.unit.tile_helpers import check_sizes, keep_score, lay_out_rest, take, tiles
 
 KALARO = mj.options_for("kalaro")
 JOKER = mj.options_for("joker")
 PINOY = mj.options_for("pinoy")
 RULESET_OPTIONS = {"kalaro": KALARO, "joker": JOKER, "pinoy": PINOY}
 FULL_SET = Counter(MAHJONG_144)
-
-
-def tiles(text: str) -> tuple[str, ...]:
-    """``"123m 55z"`` → ``("1m", "2m", "3m", "5z", "5z")``."""
-    return parse_tiles(text)
 
 
 def rig(
@@ -69,40 +64,18 @@ def rig(
     """
     pool = Counter(MAHJONG_144)
     melds = melds or {}
-
-    def take(names: Iterable[str]) -> tuple[str, ...]:
-        out = tuple(names)
-        for name in out:
-            assert pool[name] > 0, f"rig: no {name} left (max four of a kind)"
-            pool[name] -= 1
-        return out
-
-    concealed = [tuple(sorted(take(tiles(h)), key=sort_key)) for h in hands]
+    concealed = [tuple(sorted(take(pool, tiles(h)), key=sort_key)) for h in hands]
     assert len(concealed) == 4
     for seat_melds in melds.values():
         for meld in seat_melds:
-            take(meld.tiles)
-    for seat, hand in enumerate(concealed):
-        size = mj.HAND_SIZE - 3 * len(melds.get(seat, ()))
-        extra = 1 if (turn if turn is not None else dealer) == seat and phase == "discard" else 0
-        assert len(hand) == size + extra, f"rig: seat {seat} holds {len(hand)} tiles"
-    head, tail = take(tiles(front)), take(tiles(back))
+            take(pool, meld.tiles)
+    check_sizes(concealed, melds, mj.HAND_SIZE, dealer if turn is None else turn, phase)
+    head, tail = take(pool, tiles(front)), take(pool, tiles(back))
     if indicator is not None:
-        take([indicator])
+        take(pool, [indicator])
     spare_flowers = [f for f in FLOWERS if pool[f]]
-    take(spare_flowers)
-    middle: list[str] = []
-    for tile in MAHJONG_144:
-        if pool[tile] > 0:
-            pool[tile] -= 1
-            middle.append(tile)
-    discards: list[list[str]] = [[], [], [], []]
-    if wall_size is not None:
-        keep = wall_size - len(head) - len(tail)
-        assert keep >= 0
-        for i, tile in enumerate(middle[keep:]):
-            discards[i % 4].append(tile)
-        middle = middle[:keep]
+    take(pool, spare_flowers)
+    middle, discards = lay_out_rest(pool, MAHJONG_144, 4, wall_size, len(head) + len(tail))
     players = tuple(
         Player(
             hand=concealed[s],
@@ -128,11 +101,7 @@ def rig(
 
 def play(state: State, moves: Iterable[tuple[int, AnyAction]]) -> tuple[State, list[AnyEvent]]:
     """Apply ``(seat, action)`` moves in order; all the events, in order."""
-    events: list[AnyEvent] = []
-    for seat, action in moves:
-        state, new = mj.apply(state, seat, action)
-        events.extend(new)
-    return state, events
+    return tile_helpers.play(mj.apply, state, moves)
 
 
 def accounted(state: State) -> bool:
@@ -140,26 +109,7 @@ def accounted(state: State) -> bool:
     return Counter(mj.tiles_in_play(state)) == FULL_SET
 
 
-def encode(value: object) -> bytes:
-    return msgspec.msgpack.encode(value)
-
-
 # -- bots ---------------------------------------------------------------------------
-
-
-def _keep_score(hand: Sequence[str], tile: str, rng: random.Random, joker: str | None) -> float:
-    """How much a tile is worth keeping: a joker most, then copies held and neighbours."""
-    if tile == joker:
-        return 100.0
-    held = Counter(hand)
-    score = 3.0 * (held[tile] - 1)
-    if is_suited(tile):
-        rank, suit = int(tile[0]), tile[1]
-        for distance, weight in ((1, 2.0), (2, 1.0)):
-            for near in (rank - distance, rank + distance):
-                if 1 <= near <= 9 and held[f"{near}{suit}"]:
-                    score += weight
-    return score + rng.random()
 
 
 def choose(state: State, seat: int, rng: random.Random, greedy: bool) -> AnyAction:
@@ -178,7 +128,7 @@ def choose(state: State, seat: int, rng: random.Random, greedy: bool) -> AnyActi
     discards = [a for a in actions if isinstance(a, Discard)]
     if discards:
         hand = state.players[seat].hand
-        return min(discards, key=lambda d: _keep_score(hand, d.tile, rng, state.joker))
+        return min(discards, key=lambda d: keep_score(hand, d.tile, rng, state.joker))
     return next(a for a in actions if not isinstance(a, Claim | DeclareKang))
 
 

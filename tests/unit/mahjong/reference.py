@@ -157,7 +157,10 @@ def _marked(counts: Counter[str], tile: str, wild: int, sets: int, pairs: int) -
 
 def reference_claim(tiles: list[str], tile: str, wild: int) -> str | None:
     """The pattern a 16-tile concealed hand makes with another player's ``tile``, where
-    ``tile`` is not a reserved joker's partner (Joker Eye is draw-only)."""
+    ``tile`` is not a reserved joker's partner; None for a hand waiting in Joker Eye
+    shape whatever the tile (Joker Eye is draw-only)."""
+    if any(reference_joker_eye(tiles, wild, p) for p in ("Regular", "Seven Pairs", "Eskalera")):
+        return None
     counts = Counter(tiles)
     suit = tile[1]
     if suit in "mps":

@@ -122,6 +122,7 @@ def _check_category(state: State, result: mj.Result, tally: Counter[str]) -> Non
     assert "Joker Eye" not in name or result.ending == "self_draw"
 
 
+@pytest.mark.deep  # a thousand hands: `make test-deep`
 @pytest.mark.parametrize("greedy", [False, True], ids=["uniform", "greedy"])
 @pytest.mark.parametrize("ruleset", list(HANDS_PER_BOT))
 def test_thousands_of_random_hands_play_by_the_rules(ruleset: str, greedy: bool) -> None:
@@ -209,7 +210,7 @@ def _replay(
     return state, log
 
 
-@pytest.mark.parametrize("n", range(40))
+@pytest.mark.parametrize("n", range(12))  # every ruleset, uniform and greedy, twice
 def test_a_hand_replays_exactly_from_options_seed_and_actions(n: int) -> None:
     options = list(RULESET_OPTIONS.values())[n % 3]
     seed = f"replay-{n}".encode()

@@ -234,15 +234,27 @@ def test_a_joker_eye_is_not_offered_a_win_on_a_discard_and_is_told_why() -> None
     assert result is not None and result.category == "Win by Draw Joker Eye Before the Fifth"
 
 
-def test_a_joker_eye_hand_that_also_wins_plainly_may_win_on_the_discard() -> None:
-    # 123s 345s + joker: a 3s discard makes 12s+J, 33s pair, 345s — no joker eye needed.
+def test_a_joker_eye_wait_never_wins_on_a_discard_that_completes_it_another_way() -> None:
+    # Issue 17: 123s 345s + joker waits in Joker Eye shape. A 3s discard would also make
+    # 12s+joker, 33s pair, 345s, but Joker Eye is draw-only: no Win, only Pung and Chow.
     hands = ("3s 111p 222p 333z 666z 777z", "123m 456m 789p 123s 345s 4z", *EYE[2:])
-    state = rig(hands, front="1m", indicator="4z", options=JOKER, discarded=True)
+    state = rig(hands, front="1m 8s", indicator="4z", options=JOKER, discarded=True)
     state, _ = play(state, [(0, Draw()), (0, Discard("3s"))])
-    assert Claim("mahjong") in mj.legal_actions(state, 1)
-    state, _ = mj.apply(state, 1, Claim("mahjong"))
+    assert state.call is not None
+    offers = state.call.offers[1]
+    assert Claim("mahjong") not in offers
+    assert Claim("pong", ("3s", "3s")) in offers
+    assert any(c.kind == "chow" for c in offers)
+    assert Claim("mahjong") not in mj.legal_actions(state, 1)
+    seen = mj.view(state, 1)
+    assert seen.win_blocked == "joker_eye"
+    assert seen.win_blocked_reason == mj.WIN_BLOCKED_REASONS["joker_eye"]
+    # Passing is not passing a win, and the same tile drawn wins as a Joker Eye.
+    state, _ = play(state, [(1, Pass()), (1, Draw())])
+    assert state.passed_win[1] is False
+    state, _ = mj.apply(state, 1, DeclareWin())
     result = mj.result(state)
-    assert result is not None and result.category == "Win by Discard Before the Fifth"
+    assert result is not None and result.category == "Win by Draw Joker Eye Before the Fifth"
 
 
 # -- the passed-win block --------------------------------------------------------------------

@@ -29,11 +29,12 @@ from tests.unit.mahjong.helpers import (
     RULESET_OPTIONS,
     accounted,
     choose,
-    encode,
     timed_out,
 )
+from tests.unit.tile_helpers import encode
 
-_hands = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Whole hands: the Hypothesis profile sets how many (tests/conftest.py).
+_hands = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _seeds = st.binary(min_size=1, max_size=12)
 # A seeded Random per example: whole hands make too many choices to draw each one
 # from hypothesis' own data.
@@ -105,7 +106,7 @@ def _is_legal(state: State, seat: int, action: AnyAction) -> bool:
     return action in mj.legal_actions(state, seat)
 
 
-@settings(_hands, max_examples=40)
+@_hands
 @given(_seeds, _bots, st.booleans(), _rulesets)
 def test_illegal_actions_raise_and_change_nothing(
     seed: bytes, rng: random.Random, greedy: bool, options: mj.Options

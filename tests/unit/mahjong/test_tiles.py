@@ -160,14 +160,17 @@ def _hands(draw: st.DrawFn) -> tuple[list[str], int, int]:
     return list(picked), sets, wild
 
 
-@settings(max_examples=1500, deadline=None)
+# an exhaustive reference per example: a short run unless `make test-deep`
+@settings(
+    max_examples=1500 if settings.get_current_profile_name() == "deep" else 150, deadline=None
+)
 @given(_hands())
 def test_is_complete_agrees_with_the_exhaustive_reference(case: tuple[list[str], int, int]) -> None:
     hand, sets, wild = case
     assert is_complete(hand, sets, wild) == reference_is_complete(hand, sets, wild)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 if settings.get_current_profile_name() == "deep" else 100, deadline=None)
 @given(_hands())
 def test_is_complete_ignores_tile_order(case: tuple[list[str], int, int]) -> None:
     hand, sets, wild = case
@@ -196,7 +199,7 @@ def test_waits_with_a_wild_include_any_tile_for_a_lone_pair_wait() -> None:
     assert waits(parse_tiles("123m 456m 789m 123p"), sets=4, wild=1) == list(KINDS)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 if settings.get_current_profile_name() == "deep" else 100, deadline=None)
 @given(_hands())
 def test_waits_are_exactly_the_kinds_that_complete(case: tuple[list[str], int, int]) -> None:
     hand, sets, wild = case

@@ -14,6 +14,9 @@ from kalaro.games.tongits import best_deadwood, meld_kind
 from kalaro.games.tongits.melds import discard_melds, four_of_a_kinds, hand_melds, layoffs
 from tests.unit.tongits.tongits_helpers import cards
 
+# Brute-force references: a third of the examples unless `make test-deep`.
+_DEEP = settings.get_current_profile_name() == "deep"
+
 
 @pytest.mark.parametrize(
     ("text", "kind"),
@@ -99,13 +102,13 @@ def dense_hands(draw: st.DrawFn) -> list[str]:
     return draw(st.lists(st.sampled_from(pool), min_size=size, max_size=size, unique=True))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 if _DEEP else 100, deadline=None)
 @given(hands)
 def test_best_deadwood_matches_brute_force(hand: list[str]) -> None:
     assert best_deadwood(hand) == _brute(frozenset(hand))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150 if _DEEP else 50, deadline=None)
 @given(dense_hands())
 def test_best_deadwood_matches_brute_force_on_dense_hands(hand: list[str]) -> None:
     assert best_deadwood(hand) == _brute(frozenset(hand))
@@ -136,7 +139,7 @@ def _subsets_that_meld(hand: list[str], extra: tuple[str, ...] = ()) -> set[froz
     }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200 if _DEEP else 66, deadline=None)
 @given(st.lists(st.sampled_from(DECK), min_size=0, max_size=9, unique=True))
 def test_hand_melds_lists_every_meld_once(hand: list[str]) -> None:
     listed = [frozenset(m) for m in hand_melds(hand)]
@@ -144,7 +147,7 @@ def test_hand_melds_lists_every_meld_once(hand: list[str]) -> None:
     assert set(listed) == _subsets_that_meld(hand)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 if _DEEP else 100, deadline=None)
 @given(
     st.one_of(st.lists(st.sampled_from(DECK), min_size=1, max_size=10, unique=True), dense_hands())
 )
@@ -157,7 +160,7 @@ def test_discard_melds_lists_every_choice_with_two_or_more_hand_cards(hand: list
     assert set(listed) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200 if _DEEP else 66, deadline=None)
 @given(
     st.lists(st.sampled_from(DECK), min_size=4, max_size=12, unique=True),
     st.integers(0, 2**16),

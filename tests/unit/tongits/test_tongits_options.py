@@ -60,8 +60,8 @@ def test_bad_rulesets_and_options_are_refused(
 
 def test_max_loss_units() -> None:
     assert max_loss_units(options_for("kalaro")) == 4
-    # 3 (Tongits) + 4 aces + 1 burned + 3 for one secret set
-    assert max_loss_units(options_for("classic")) == 11
+    # 3 (Tongits) + 3 x 3 for three secret sets (13 cards held) + 4 aces + 1 burned
+    assert max_loss_units(options_for("classic")) == 17
     assert max_loss_units(options_for("classic", secret_sets=False)) == 8
     assert max_loss_units(options_for("kalaro", payments="table_b")) == 8
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import combinations
 
 import pytest
 from msgspec.structs import replace
@@ -26,6 +27,9 @@ from kalaro.games.tongits import (
     max_loss_units,
     options_for,
 )
+from kalaro.games.tongits.options import MAX_CARDS_HELD
+from kalaro.games.tongits.scoring import finish
+from kalaro.games.tongits.state import DrawCall
 from tests.unit.tongits.tongits_helpers import CLASSIC, KALARO, meld, table
 
 
@@ -204,19 +208,78 @@ def test_table_b_secret_set_concealed_in_the_winners_hand() -> None:
     assert result.owed == (0, 4, 4)  # unchallenged 1 + secret set 3
 
 
-def test_table_b_cap_at_the_maximum_loss() -> None:
-    # Tongits 3 + two secret sets 6 + four aces 4 + burned 1 = 14, capped at 11
+def test_table_b_charges_the_full_worst_case_and_the_hold_covers_it() -> None:
+    # Issue 17: the dealer's first turn, four aces and two more four-card sets all face
+    # down, the 13th card discarded: Tongits 3 + three secret sets 9 + four aces 4 +
+    # burned 1 = 17 from each loser, all of it charged (the hold was 11 and cut it).
+    state = table(
+        CLASSIC,
+        hands=["AS AH AD AC 2S 2H 2D 2C 3S 3H 3D 3C 9S", "9C 10S", "8C 6D"],
+        turn=0,
+        phase="play",
+    )
+    result = _run(
+        state,
+        (0, ExposeSecretSet(("AS", "AH", "AD", "AC"))),
+        (0, ExposeSecretSet(("2S", "2H", "2D", "2C"))),
+        (0, ExposeSecretSet(("3S", "3H", "3D", "3C"))),
+        (0, Discard("9S")),
+    )
+    assert result.ending == "tongits" and result.burned == (False, True, True)
+    assert result.owed == (0, 17, 17)
+    assert result.payments == (34, -17, -17)
+    assert max_loss_units(CLASSIC) == 17
+
+
+def test_table_b_two_secret_sets_and_four_aces_are_owed_in_full() -> None:
+    # the issue's example: four aces and four 2s face down, an opened loser owes 13
     state = table(
         CLASSIC,
         hands=["AS AH AD AC", "9C 10S", "8C 6D"],
-        melds=[replace(meld(0, 0, "QS QH QD QC"), face_down=True), meld(1, 1, "JH JD JC")],
+        melds=[replace(meld(0, 0, "2S 2H 2D 2C"), face_down=True), meld(1, 1, "JH JD JC")],
         turn=0,
         phase="play",
     )
     result = _run(state, (0, ExposeSecretSet(("AS", "AH", "AD", "AC"))))
-    assert max_loss_units(CLASSIC) == 11
     assert result.owed == (0, 13, 14)
-    assert result.payments == (22, -11, -11)
+    assert result.payments == (27, -13, -14)
+
+
+def _worst_holdings() -> Iterator[tuple[str, list[TableMeld], tuple[str, ...]]]:
+    """Every shape of the cards a Table B winner can own (at most MAX_CARDS_HELD):
+    ``k`` secret sets of any ranks, split between face down and concealed in hand, and
+    every number of further aces in hand."""
+    ranks = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+    for k in range(MAX_CARDS_HELD // 4 + 1):
+        for chosen in combinations(ranks, k):
+            quads = [[r + s for s in "SHDC"] for r in chosen]
+            free = MAX_CARDS_HELD - 4 * k
+            loose = 0 if "A" in chosen else min(4, free)
+            for aces in range(loose + 1):
+                for down in range(k + 1):
+                    melds = [
+                        replace(meld(i, 0, " ".join(q)), face_down=True)
+                        for i, q in enumerate(quads[:down])
+                    ]
+                    hand = [c for q in quads[down:] for c in q]
+                    hand += ["A" + s for s in "SHDC"[:aces]]
+                    yield f"{chosen}/{aces}/{down}", melds, tuple(hand)
+
+
+def test_the_classic_hold_is_the_enumerated_worst_case_of_table_b() -> None:
+    """Enumerate every holding shape through the real scoring: the largest charge is
+    exactly the hold, so the hold neither falls short nor is padded."""
+    worst = 0
+    for ending in ("tongits", "draw"):
+        for name, melds, hand in _worst_holdings():
+            state = table(CLASSIC, hands=[" ".join(hand), "", ""], melds=melds, stock="")
+            call = DrawCall(caller=0, answers=("caller", "fight", "fold"))
+            state = replace(state, draw_call=call if ending == "draw" else None)
+            result = finish(state, ending, (0,), (0, 19, 14))  # type: ignore[arg-type]
+            assert result.owed[2] <= max_loss_units(CLASSIC), name
+            assert result.payments[2] == -result.owed[2], name
+            worst = max(worst, result.owed[2])
+    assert worst == max_loss_units(CLASSIC) == 17
 
 
 def test_table_a_pays_no_bonuses_for_secret_sets_or_aces() -> None:

@@ -69,7 +69,7 @@ def test_the_audience_sees_no_hand_and_no_legal_actions() -> None:
     state = new_hand(KALARO, b"views", dealer=0)
     v = view(state, None)
     assert v.hand == ()
-    assert v.legal_actions == ()
+    assert v.legal == ()
     assert v.result is None
     encoded = msgspec.json.encode(v).decode()
     assert not any(f'"{c}"' in encoded for h in state.hands for c in h)
@@ -80,8 +80,8 @@ def test_the_audience_sees_no_hand_and_no_legal_actions() -> None:
 
 def test_view_lists_the_same_legal_actions_as_the_engine() -> None:
     state = new_hand(CLASSIC, b"views", dealer=1)
-    assert list(view(state, 1).legal_actions) == legal_actions(state, 1)
-    assert view(state, 0).legal_actions == ()
+    assert list(view(state, 1).legal) == legal_actions(state, 1)
+    assert view(state, 0).legal == ()
 
 
 def test_a_secret_set_is_face_down_for_others_until_the_end() -> None:
@@ -124,7 +124,7 @@ def test_a_finished_hand_reveals_every_hand_in_every_view() -> None:
         v = view(final, seat)
         assert v.result is not None
         assert v.result.hands == final.hands
-        assert v.legal_actions == ()
+        assert v.legal == ()
         assert v.to_act == ()
 
 

@@ -93,6 +93,36 @@ from kalaro.games.kawuxing.scoring import (
 )
 from kalaro.games.kawuxing.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.kawuxing.views import CallView, MeldView, PlayerView, View, Wait, view
+from kalaro.games.registry import Secrets
+from kalaro.games.tilegame.views import board
+
+# The game's facts, for the registry (kalaro.games.registry.GameModule).
+NAME = "kawuxing"
+
+
+def dealt(state: State) -> tuple[tuple[str, ...], ...]:
+    """Each seat's dealt tiles, read from a fresh hand's state (for the verifier)."""
+    return tuple(tuple(p.hand) for p in state.players)
+
+
+def secrets(state: State) -> Secrets:
+    """Concealed tiles per seat, the wall, and the tiles in sight (kinds, not copies)."""
+    up = {t for p in state.players for t in p.discards}
+    up |= {t for p in state.players for m in p.melds for t in m.tiles}
+    for p in state.players:
+        if p.shown:  # Show Hand: the hand and its waits are public
+            up |= {*p.hand, *waits(p.hand, p.melds)}
+    if state.call is not None:
+        up.add(state.call.tile)
+    seats = tuple(frozenset(p.hand) for p in state.players)
+    known = tuple(frozenset(waits(p.hand, p.melds)) for p in state.players)
+    return Secrets(seats, frozenset(state.wall), frozenset(up), known)
+
+
+def winners(result: Result) -> tuple[int, ...]:
+    """The seats that won a finished hand (all of them: one discard may pay several)."""
+    return tuple(result.winners)
+
 
 __all__ = [
     "ACTION_JSON_DECODER",
@@ -103,6 +133,7 @@ __all__ = [
     "ITEM_MULTIPLIERS",
     "KINDS",
     "KONG_UNITS",
+    "NAME",
     "RULESETS",
     "SEATS",
     "TILES_84",
@@ -158,7 +189,9 @@ __all__ = [
     "Win",
     "apply",
     "away_seats",
+    "board",
     "can_win_on",
+    "dealt",
     "decode_action",
     "event_for",
     "hand_size_ok",
@@ -175,8 +208,10 @@ __all__ = [
     "result",
     "rules_max_loss_units",
     "score_win",
+    "secrets",
     "tiles_in_play",
     "to_act",
     "view",
     "waits",
+    "winners",
 ]

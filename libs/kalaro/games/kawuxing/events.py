@@ -13,10 +13,37 @@ import msgspec
 
 from kalaro.games.kawuxing.actions import Claim
 from kalaro.games.kawuxing.state import KongKind, Meld
+from kalaro.games.tilegame.events import (
+    CallsPassed,
+    CallWindowOpened,
+    Event,
+    Returned,
+    TimedOut,
+    WallExhausted,
+)
 
-
-class Event(msgspec.Struct, frozen=True, tag_field="type"):
-    """Base of every Ka Wu Xing event; the ``type`` field names the subclass."""
+#: The events every tile game has alike (``Event``, ``CallWindowOpened``, ``CallsPassed``,
+#: ``WallExhausted``, ``TimedOut``, ``Returned``) come from :mod:`kalaro.games.tilegame.events`.
+__all__ = [
+    "EVENT_JSON_DECODER",
+    "AnyEvent",
+    "CallAnswered",
+    "CallWindowOpened",
+    "CallsPassed",
+    "ClaimsOffered",
+    "Event",
+    "HandShown",
+    "HandWon",
+    "KongDeclared",
+    "KongOffered",
+    "Returned",
+    "TileClaimed",
+    "TileDiscarded",
+    "TileDrawn",
+    "TimedOut",
+    "WallExhausted",
+    "event_for",
+]
 
 
 class TileDrawn(Event, frozen=True, tag="tile_drawn"):
@@ -47,19 +74,6 @@ class HandShown(Event, frozen=True, tag="hand_shown"):
     waits: tuple[str, ...]
 
 
-class CallWindowOpened(Event, frozen=True, tag="call_window_opened"):
-    """Someone may claim the tile; answers are due within ``seconds``.
-
-    ``robbing``: the tile is being added to a kong and may only be won on. Public, but
-    says nothing about who may claim or what.
-    """
-
-    discarder: int
-    tile: str
-    seconds: int
-    robbing: bool = False
-
-
 class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
     """Private to ``seat``: what it may claim (it may also pass)."""
 
@@ -74,13 +88,6 @@ class CallAnswered(Event, frozen=True, tag="call_answered"):
 
     seat: int
     claim: Claim | None
-
-
-class CallsPassed(Event, frozen=True, tag="calls_passed"):
-    """Nobody claimed the tile: a discard stays on the table, a kong goes ahead."""
-
-    discarder: int
-    tile: str
 
 
 class TileClaimed(Event, frozen=True, tag="tile_claimed"):
@@ -119,26 +126,6 @@ class HandWon(Event, frozen=True, tag="hand_won"):
     self_draw: bool
     discarder: int | None = None
     robbed_kong: bool = False
-
-
-class WallExhausted(Event, frozen=True, tag="wall_exhausted"):
-    """No tile left to draw: the hand is a draw; only kong scores are paid."""
-
-
-class TimedOut(Event, frozen=True, tag="timed_out"):
-    """``seat``'s timer ran out; the events of the moves played for it follow.
-
-    ``away``: the seat is (now, or still) marked away.
-    """
-
-    seat: int
-    away: bool
-
-
-class Returned(Event, frozen=True, tag="returned"):
-    """``seat``, marked away, is back (it tapped Back)."""
-
-    seat: int
 
 
 AnyEvent = (

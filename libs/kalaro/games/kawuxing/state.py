@@ -17,10 +17,25 @@ import msgspec
 
 from kalaro.games.kawuxing.actions import Claim
 from kalaro.games.kawuxing.options import Options
+from kalaro.games.tilegame.state import Phase, Timer
+
+#: ``Phase`` and ``Timer`` are the tile games' own (:mod:`kalaro.games.tilegame.state`).
+__all__ = [
+    "SEATS",
+    "CallWindow",
+    "Ending",
+    "KongKind",
+    "Meld",
+    "MeldKind",
+    "Outcome",
+    "Phase",
+    "Player",
+    "State",
+    "Timer",
+]
 
 SEATS = 3
 
-Phase = Literal["draw", "discard", "calls", "over"]
 MeldKind = Literal["pong", "kong"]
 #: Exposed: claimed on a discard. Concealed: four in hand. Extended: the fourth tile
 #: added to one's own pong.
@@ -64,7 +79,7 @@ class CallWindow(msgspec.Struct, frozen=True):
     tile: str
     discarder: int
     robbing: bool
-    #: The tile was discarded right after a kong replacement (Fire on Kong).
+    #: The tile was discarded right after a visible kong's replacement (Fire on Kong).
     after_kong: bool
     #: Per seat, the claims it may make (private to that seat); empty = not waited on.
     offers: tuple[tuple[Claim, ...], ...]
@@ -84,8 +99,8 @@ class Outcome(msgspec.Struct, frozen=True):
     #: Who gave the winning tile (discard or robbed kong); None for a self-draw.
     discarder: int | None = None
     tile: str | None = None
-    #: Self-draw on a kong replacement (Win on Kong), or a discard made right after one
-    #: (Fire on Kong).
+    #: Self-draw on a visible kong's replacement (Win on Kong), or a discard made right
+    #: after one (Fire on Kong); never after a concealed kong.
     after_kong: bool = False
     #: Self-draw of the last tile of the wall (Win on Last Tile).
     last_tile: bool = False
@@ -117,28 +132,12 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     away: tuple[bool, ...] = ()
     #: Per seat: time-outs in a row (``options.away_after_timeouts`` marks it away). Empty: 0.
     timeouts: tuple[int, ...] = ()
+    #: ``replacement`` is for a visible kong (claimed from a discard, or extended onto
+    #: an exposed pong): only then does a win on it, or on the discard that follows, earn
+    #: Win on Kong / Fire on Kong (RULES.md; a concealed kong earns neither).
+    visible_kong: bool = False
 
-
-class Timer(msgspec.Struct, frozen=True):
-    """A deadline the worker must run, ``seconds`` from when the window opened.
-
-    ``call``: a call window (a discard, or a kong that may be robbed); answers do not
-    restart it. ``turn`` (option ``turn_seconds``): the whole turn of ``seats[0]``, draw
-    and discard; a draw or kong inside the turn does not restart it. ``seconds`` is 0
-    when every seat awaited is away (a seat marked away or back gets a fresh deadline:
-    the worker keys a window by ``kind``, ``opened_at`` and ``seconds``). When it
-    passes, the worker applies ``TimeOut()`` for the seats still awaited until the
-    window is gone::
-
-        while (now := pending_timer(state)) and (now.kind, now.opened_at, now.seconds) == (
-            timer.kind, timer.opened_at, timer.seconds
-        ):
-            state, events = apply(state, now.seats[0], TimeOut())
-    """
-
-    kind: Literal["call", "turn"]
-    #: Seats still awaited (private to the server: it tells who may claim).
-    seats: tuple[int, ...]
-    seconds: int
-    #: Identifies the window (``State.step`` when it opened); a new window, a new timer.
-    opened_at: int
+    @property
+    def after_visible_kong(self) -> bool:
+        """The turn's tile is a visible kong's replacement (Win / Fire on Kong)."""
+        return self.replacement and self.visible_kong

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import msgspec
 
-from kalaro.games.clock import Clock, is_away, visible
+from kalaro.games.clock import Clock
 from kalaro.games.kawuxing.actions import AnyAction
 from kalaro.games.kawuxing.engine import can_win_on, legal_actions, pending_timer
 from kalaro.games.kawuxing.hands import HAND_SIZE, waits
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.scoring import Result, result
 from kalaro.games.kawuxing.state import SEATS, KongKind, Meld, MeldKind, Phase, State
+from kalaro.games.tilegame.views import check_viewer, table_fields
 
 
 class MeldView(msgspec.Struct, frozen=True):
@@ -75,6 +76,9 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     options: Options
     dealer: int
     turn: int
+    #: Seats the hand waits on that this viewer may know of: the player to move;
+    #: none in a call window (who may claim a discard is private) or when over.
+    to_act: tuple[int, ...] = ()
     phase: Phase
     wall_count: int
     players: tuple[PlayerView, ...]
@@ -115,14 +119,9 @@ def _waits(state: State, seat: int) -> tuple[Wait, ...]:
     return tuple(out)
 
 
-#: Who else a call window waits on is private (who may claim a discard).
-_PRIVATE_WINDOWS = frozenset({"call"})
-
-
 def view(state: State, seat: int | None) -> View:
     """What ``seat`` may see now; ``None`` for a spectator."""
-    if seat is not None and not 0 <= seat < SEATS:
-        raise ValueError(f"seat must be 0-{SEATS - 1} or None")
+    check_viewer(seat, SEATS)
     over = state.phase == "over"
     players = tuple(
         PlayerView(
@@ -135,28 +134,11 @@ def view(state: State, seat: int | None) -> View:
         )
         for s, p in enumerate(state.players)
     )
-    call = state.call
     mine = seat is not None and not over
     return View(
-        seat=seat,
-        options=state.options,
-        dealer=state.dealer,
-        turn=state.turn,
-        phase=state.phase,
-        wall_count=len(state.wall),
+        **table_fields(state, seat, SEATS, call_view=CallView, timer=pending_timer(state)),
         players=players,
-        drawn=state.drawn if seat is not None and seat == state.turn else None,
-        call=None
-        if call is None
-        else CallView(
-            discarder=call.discarder,
-            tile=call.tile,
-            seconds=state.options.call_seconds,
-            robbing=call.robbing,
-        ),
         legal=tuple(legal_actions(state, seat)) if seat is not None else (),
         waits=_waits(state, seat) if mine and seat is not None else (),
         result=result(state),
-        away=tuple(is_away(state.away, s) for s in range(SEATS)),
-        clock=visible(pending_timer(state), seat, _PRIVATE_WINDOWS),
     )

@@ -76,6 +76,34 @@ from kalaro.games.mahjong.options import (
 from kalaro.games.mahjong.scoring import Charge, Item, Result, RevealedHand, next_dealer, result
 from kalaro.games.mahjong.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.mahjong.views import WIN_BLOCKED_REASONS, CallView, PlayerView, View, view
+from kalaro.games.registry import Secrets
+from kalaro.games.tilegame.views import board
+
+# The game's facts, for the registry (kalaro.games.registry.GameModule).
+NAME = "mahjong"
+
+
+def dealt(state: State) -> tuple[tuple[str, ...], ...]:
+    """Each seat's deal after its flower replacements: concealed tiles plus flowers."""
+    return tuple(tuple(p.hand) + tuple(p.flowers) for p in state.players)
+
+
+def secrets(state: State) -> Secrets:
+    """Concealed tiles per seat, the wall, and the tiles in sight (kinds, not copies)."""
+    up = {t for p in state.players for t in (*p.discards, *p.flowers)}
+    up |= {t for p in state.players for m in p.melds for t in m.tiles}
+    if state.call is not None:
+        up.add(state.call.tile)
+    if state.indicator is not None:  # the revealed joker indicator
+        up.add(state.indicator)
+    seats = tuple(frozenset(p.hand) for p in state.players)
+    return Secrets(seats, frozenset(state.wall), frozenset(up))
+
+
+def winners(result: Result) -> tuple[int, ...]:
+    """The seats that won a finished hand (Mahjong has at most one)."""
+    return () if result.winner is None else (result.winner,)
+
 
 __all__ = [
     "ACTION_JSON_DECODER",
@@ -85,6 +113,7 @@ __all__ = [
     "DEFAULT_POINTS",
     "EVENT_JSON_DECODER",
     "HAND_SIZE",
+    "NAME",
     "POINT_NAMES",
     "RULESETS",
     "SEATS",
@@ -137,6 +166,8 @@ __all__ = [
     "WallExhausted",
     "apply",
     "away_seats",
+    "board",
+    "dealt",
     "decode_action",
     "event_for",
     "is_over",
@@ -147,7 +178,9 @@ __all__ = [
     "options_for",
     "pending_timer",
     "result",
+    "secrets",
     "tiles_in_play",
     "to_act",
     "view",
+    "winners",
 ]

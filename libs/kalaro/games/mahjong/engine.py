@@ -40,14 +40,13 @@ clears that.
 
 from __future__ import annotations
 
-from bisect import insort
 from collections.abc import Iterable
-from typing import Never, NoReturn, TypeVar
+from typing import Never, NoReturn
 
 import msgspec
 
 from kalaro.games import clock
-from kalaro.games.base import IllegalAction, pick, shuffled
+from kalaro.games.base import IllegalAction, shuffled
 from kalaro.games.mahjong.actions import (
     CLAIM_PRIORITY,
     AnyAction,
@@ -63,18 +62,13 @@ from kalaro.games.mahjong.actions import (
 from kalaro.games.mahjong.events import (
     AnyEvent,
     CallAnswered,
-    CallsPassed,
-    CallWindowOpened,
     ClaimsOffered,
     FlowerReplaced,
     HandWon,
     KangDeclared,
-    Returned,
     TileClaimed,
     TileDiscarded,
     TileDrawn,
-    TimedOut,
-    WallExhausted,
 )
 from kalaro.games.mahjong.hands import (
     WINNING_SETS,
@@ -97,6 +91,8 @@ from kalaro.games.mahjong.state import (
     State,
     Timer,
 )
+from kalaro.games.tilegame import flow as tilegame
+from kalaro.games.tilegame.flow import replaced, with_tiles, without_tiles
 from kalaro.games.tiles import MAHJONG_144, chow_partners, is_complete, is_flower, sort_key
 
 #: Tiles in a hand before the turn's draw; a winning hand is 5 sets + 1 pair.
@@ -108,35 +104,20 @@ _DEAL_ROUNDS = 4
 _DEAL_BATCH = 4
 
 
-# -- helpers on tiles ---------------------------------------------------------------
-
-
-def _with(hand: tuple[str, ...], *tiles: str) -> tuple[str, ...]:
-    """The hand with ``tiles`` added, still in sort order."""
-    out = list(hand)
-    for tile in tiles:
-        insort(out, tile, key=sort_key)
-    return tuple(out)
-
-
-def _without(hand: tuple[str, ...], *tiles: str) -> tuple[str, ...]:
-    """The hand with one copy of each of ``tiles`` taken out (the caller checked they are there)."""
-    out = list(hand)
-    for tile in tiles:
-        out.remove(tile)
-    return tuple(out)
-
-
-_T = TypeVar("_T")
-
-
-def _replaced(items: tuple[_T, ...], index: int, item: _T) -> tuple[_T, ...]:
-    """``items`` with the one at ``index`` swapped for ``item``."""
-    return (*items[:index], item, *items[index + 1 :])
-
-
-def _set_player(players: tuple[Player, ...], seat: int, player: Player) -> tuple[Player, ...]:
-    return _replaced(players, seat, player)
+_TABLE = tilegame.Table(
+    game="Mahjong",
+    seats=SEATS,
+    kong="kang",
+    win=Claim("mahjong"),
+    priority=CLAIM_PRIORITY,
+    several_winners=False,
+    claim=Claim,
+    call_window=CallWindow,
+    outcome=Outcome,
+    claims_offered=ClaimsOffered,
+    call_answered=CallAnswered,
+    tile_claimed=TileClaimed,
+)
 
 
 def _self_draw_pattern(state: State, seat: int) -> Pattern | None:
@@ -156,7 +137,7 @@ def _may_win_on(state: State, seat: int, tile: str) -> Pattern | None:
     player = state.players[seat]
     options = state.options
     if state.joker is None and not (options.seven_pairs or options.eskalera):
-        complete = is_complete(_with(player.hand, tile), WINNING_SETS - len(player.melds))
+        complete = is_complete(with_tiles(player.hand, tile), WINNING_SETS - len(player.melds))
         return "Regular" if complete else None
     return claim_pattern(player.hand, tile, player.melds, state.joker, options)
 
@@ -180,10 +161,7 @@ def _draw_from_wall(
     """Draw from the front (or the back, for a replacement), replacing flowers from the back."""
     flowers: list[str] = []
     while wall:
-        if replacement:
-            tile, wall = wall[-1], wall[:-1]
-        else:
-            tile, wall = wall[0], wall[1:]
+        tile, wall = tilegame.wall_tile(wall, replacement)
         events.append(TileDrawn(seat=seat, tile=tile, replacement=replacement))
         if not is_flower(tile):
             return _Drawn(tile=tile, wall=wall, flowers=tuple(flowers))
@@ -205,19 +183,10 @@ def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
     joker indicator). ``ValueError`` for options that cannot be played.
     """
     check_options(options)
-    if dealer is None:
-        dealer = pick(seed, "dealer", SEATS)
-    if not 0 <= dealer < SEATS:
-        raise ValueError(f"dealer must be a seat 0-{SEATS - 1}, not {dealer}")
-    tiles = shuffled(MAHJONG_144, seed)
-    order = [(dealer + i) % SEATS for i in range(SEATS)]
-    hands: list[list[str]] = [[] for _ in range(SEATS)]
-    front = 0
-    for _ in range(_DEAL_ROUNDS):
-        for seat in order:
-            hands[seat].extend(tiles[front : front + _DEAL_BATCH])
-            front += _DEAL_BATCH
-    wall = tuple(tiles[front:])
+    dealer = tilegame.choose_dealer(seed, dealer, SEATS)
+    batches = [_DEAL_BATCH] * _DEAL_ROUNDS
+    hands, wall = tilegame.deal(shuffled(MAHJONG_144, seed), dealer, SEATS, batches)
+    order = tilegame.seats_from(dealer, SEATS)
     flowers: list[list[str]] = [[] for _ in range(SEATS)]
     # Flowers go aside seat by seat from the dealer; a replacement that is itself a
     # flower is replaced in turn. Only 8 flowers exist, so the wall cannot run out here.
@@ -286,40 +255,18 @@ def _rob_offers(state: State, declarer: int, tile: str) -> tuple[tuple[Claim, ..
     )
 
 
-def _kang_tiles(state: State, seat: int) -> list[str]:
-    """Tiles ``seat`` may declare a kang of now: four in hand, or the fourth of a pong."""
-    player = state.players[seat]
-    if state.drawn is None or not state.wall:
-        return []
-    concealed = [t for t in dict.fromkeys(player.hand) if player.hand.count(t) == 4]
-    added = [m.tiles[0] for m in player.melds if m.kind == "pong" and m.tiles[0] in player.hand]
-    return sorted(concealed + added, key=sort_key)
-
-
-def _pending(call: CallWindow) -> list[int]:
-    """Seats the window still waits on."""
-    return [s for s in range(SEATS) if call.offers[s] and not call.answered[s]]
-
-
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
     """Everything ``seat`` may do now (its private claim options included).
 
     A seat marked away is offered ``Back`` first, whether or not it is to move.
     """
-    if state.phase == "over":
-        return []
-    if clock.is_away(state.away, seat):
-        return [Back(), *_moves(state, seat)]
-    return _moves(state, seat)
+    return tilegame.legal_actions(state, seat, _moves, Back())
 
 
 def _moves(state: State, seat: int) -> list[AnyAction]:
     """What ``seat`` may play now (the hand is not over)."""
     if state.phase == "calls":
-        assert state.call is not None
-        if seat in _pending(state.call):
-            return [*state.call.offers[seat], Pass()]
-        return []
+        return tilegame.call_moves(state, seat, Pass())
     if seat != state.turn:
         return []
     if state.phase == "draw":
@@ -328,19 +275,14 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
     actions: list[AnyAction] = []
     if state.drawn is not None and _self_draw_pattern(state, seat):
         actions.append(DeclareWin())
-    actions.extend(DeclareKang(t) for t in _kang_tiles(state, seat))
+    actions.extend(DeclareKang(t) for t in tilegame.kong_tiles(state, seat))
     actions.extend(Discard(t) for t in dict.fromkeys(player.hand))
     return actions
 
 
 def to_act(state: State) -> list[int]:
     """Seats whose input the hand waits for: the player to move, or the seats that may claim."""
-    if state.phase == "over":
-        return []
-    if state.phase == "calls":
-        assert state.call is not None
-        return _pending(state.call)
-    return [state.turn]
+    return tilegame.to_act(state)
 
 
 def pending_timer(state: State) -> Timer | None:
@@ -349,22 +291,7 @@ def pending_timer(state: State) -> Timer | None:
     The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
     that waits only on seats marked away runs 0 s.
     """
-    if state.phase == "calls":
-        assert state.call is not None
-        seats = tuple(_pending(state.call))
-        gone = bool(seats) and all(clock.is_away(state.away, s) for s in seats)
-        return Timer(
-            kind="call",
-            seats=seats,
-            seconds=0 if gone else state.options.call_seconds,
-            opened_at=state.call.opened_at,
-        )
-    seconds = state.options.turn_seconds
-    if state.phase == "over" or seconds is None:
-        return None
-    if clock.is_away(state.away, state.turn):
-        seconds = 0
-    return Timer(kind="turn", seats=(state.turn,), seconds=seconds, opened_at=state.turn_started)
+    return tilegame.pending_timer(state, Timer)
 
 
 def away_seats(state: State) -> tuple[int, ...]:
@@ -386,10 +313,7 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
     ``IllegalAction`` (with a stable ``code``) for anything the rules refuse; ``state``
     itself is never changed.
     """
-    if not isinstance(seat, int) or not 0 <= seat < SEATS:
-        raise IllegalAction("bad_seat", f"seat must be 0-{SEATS - 1}")
-    if state.phase == "over":
-        raise IllegalAction("hand_over", "the hand is over")
+    tilegame.check_move(_TABLE, state, seat)
     events: list[AnyEvent] = []
     match action:
         case Draw():
@@ -407,46 +331,17 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
         case TimeOut():
             new = _time_out(state, seat, events)
         case Back():
-            new = _back(state, seat, events)
+            new = tilegame.back(_TABLE, state, seat, events)
         case _:
             _unhandled(action)
-    if isinstance(action, TimeOut):
-        away, timeouts = clock.timed_out(
-            state.away, state.timeouts, seat, SEATS, state.options.away_after_timeouts
-        )
-        events.insert(0, TimedOut(seat=seat, away=away[seat]))
-    else:
-        away, timeouts = clock.acted(state.away, state.timeouts, seat, SEATS)
-    return msgspec.structs.replace(new, step=state.step + 1, away=away, timeouts=timeouts), events
-
-
-def _back(state: State, seat: int, events: list[AnyEvent]) -> State:
-    """An away seat is back; nothing else changes (``apply`` clears the mark)."""
-    if not clock.is_away(state.away, seat):
-        raise IllegalAction("not_away", "you are not marked away")
-    events.append(Returned(seat=seat))
-    return state
+    timed_out = isinstance(action, TimeOut)
+    return tilegame.end_move(_TABLE, state, new, seat, timed_out=timed_out, events=events), events
 
 
 def _unhandled(action: Never) -> NoReturn:
     # Typed ``Never`` so that an action added to the union but not to ``apply`` is a
     # type error; at run time, something that is not an action at all.
-    raise IllegalAction("unknown_action", f"not a Mahjong action: {action!r}")
-
-
-def _check_turn(state: State, seat: int) -> None:
-    """The player to move, and not while a discard may still be claimed."""
-    if state.phase == "calls":
-        assert state.call is not None
-        raise IllegalAction("not_your_turn", f"waiting for claims on {state.call.tile}")
-    if seat != state.turn:
-        raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
-
-
-def _check_drawn(state: State, seat: int) -> None:
-    _check_turn(state, seat)
-    if state.phase == "draw":
-        raise IllegalAction("must_draw_first", "draw a tile first")
+    raise tilegame.unknown_action(_TABLE, action)
 
 
 def _first_turn(state: State) -> bool:
@@ -455,9 +350,7 @@ def _first_turn(state: State) -> bool:
 
 
 def _draw(state: State, seat: int, events: list[AnyEvent]) -> State:
-    _check_turn(state, seat)
-    if state.phase != "draw":
-        raise IllegalAction("already_drawn", "you have drawn already; discard a tile")
+    tilegame.check_draw(state, seat)
     if state.joker is not None and _first_turn(state):
         # Bisaklat before the first draw: every seat, the dealer first.
         for holder in ((state.dealer + i) % SEATS for i in range(SEATS)):
@@ -477,21 +370,21 @@ def _take_tile(state: State, seat: int, replacement: bool, events: list[AnyEvent
     player = state.players[seat]
     player = msgspec.structs.replace(
         player,
-        hand=player.hand if draw.tile is None else _with(player.hand, draw.tile),
+        hand=player.hand if draw.tile is None else with_tiles(player.hand, draw.tile),
         flowers=player.flowers + draw.flowers,
     )
     state = msgspec.structs.replace(
         state,
-        players=_set_player(state.players, seat, player),
+        players=replaced(state.players, seat, player),
         wall=draw.wall,
         turn=seat,
         phase="discard",
         drawn=draw.tile,
         call=None,
-        passed_win=_replaced(state.passed_win, seat, False),
+        passed_win=replaced(state.passed_win, seat, False),
     )
     if draw.tile is None:
-        return _wall_out(state, events)
+        return tilegame.wall_out(_TABLE, state, events)
     if _first_turn(state) and _jokers_held(state, seat) >= _TRIPLE:
         pattern = _self_draw_pattern(state, seat)
         return _win(
@@ -500,113 +393,44 @@ def _take_tile(state: State, seat: int, replacement: bool, events: list[AnyEvent
     return state
 
 
-def _wall_out(state: State, events: list[AnyEvent]) -> State:
-    events.append(WallExhausted())
-    return msgspec.structs.replace(
-        state, phase="over", drawn=None, call=None, outcome=Outcome(ending="wall_out")
-    )
-
-
 def _discard(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
-    _check_drawn(state, seat)
-    player = state.players[seat]
-    if tile not in player.hand:
-        raise IllegalAction("tile_not_in_hand", f"{tile} is not in your hand")
-    player = msgspec.structs.replace(
-        player, hand=_without(player.hand, tile), discards=(*player.discards, tile)
-    )
-    state = msgspec.structs.replace(
-        state, players=_set_player(state.players, seat, player), drawn=None, discarded=True
-    )
+    tilegame.check_discard(state, seat, tile)
+    state = tilegame.to_discards(_TABLE, state, seat, tile, discarded=True)
     events.append(TileDiscarded(seat=seat, tile=tile))
-    offers = _claim_offers(state, seat, tile)
-    if not any(offers):
-        return _next_turn(state, seat, events)
-    return _open_window(state, seat, tile, offers, robbing=False, events=events)
-
-
-def _open_window(
-    state: State,
-    seat: int,
-    tile: str,
-    offers: tuple[tuple[Claim, ...], ...],
-    robbing: bool,
-    events: list[AnyEvent],
-) -> State:
-    """Ask the seats with ``offers`` about ``seat``'s ``tile`` (a discard, or a kang's)."""
-    seconds = state.options.call_seconds
-    events.append(CallWindowOpened(discarder=seat, tile=tile, seconds=seconds, robbing=robbing))
-    events.extend(
-        ClaimsOffered(seat=s, tile=tile, claims=offers[s], seconds=seconds)
-        for s in range(SEATS)
-        if offers[s]
-    )
-    call = CallWindow(
-        tile=tile,
-        discarder=seat,
-        offers=offers,
-        answered=(False,) * SEATS,
-        claims=(None,) * SEATS,
-        opened_at=state.step + 1,
-        robbing=robbing,
-    )
-    return msgspec.structs.replace(state, phase="calls", call=call)
-
-
-def _next_turn(state: State, discarder: int, events: list[AnyEvent]) -> State:
-    """The discard stands: the next seat draws, or it is tabla if nothing is left."""
-    state = msgspec.structs.replace(state, call=None, drawn=None)
-    if not state.wall:
-        return _wall_out(state, events)
-    return msgspec.structs.replace(
-        state, turn=(discarder + 1) % SEATS, phase="draw", turn_started=state.step + 1
-    )
+    return tilegame.offer(_TABLE, state, seat, tile, _claim_offers(state, seat, tile), events)
 
 
 def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
-    _check_drawn(state, seat)
+    tilegame.check_discard(state, seat, tile)
+    tilegame.check_kong(_TABLE, state, "after claiming a discard you must discard")
     player = state.players[seat]
-    if tile not in player.hand:
-        raise IllegalAction("tile_not_in_hand", f"{tile} is not in your hand")
-    if state.drawn is None:
-        raise IllegalAction("cannot_kang", "after claiming a discard you must discard")
-    if not state.wall:
-        raise IllegalAction("cannot_kang", "no tile is left for the replacement")
     if player.hand.count(tile) == 4:
         meld = Meld(kind="kang", tiles=(tile,) * 4, concealed=True)
-        player = msgspec.structs.replace(
-            player, hand=_without(player.hand, *(tile,) * 4), melds=(*player.melds, meld)
-        )
-        state = msgspec.structs.replace(state, players=_set_player(state.players, seat, player))
+        state = tilegame.concealed_kong(state, seat, tile, meld)
         secret = state.options.secret_kangs
         events.append(KangDeclared(seat=seat, meld=meld, added=False, secret=secret))
         return _take_tile(state, seat, replacement=True, events=events)
-    if not any(m.kind == "pong" and m.tiles[0] == tile for m in player.melds):
-        raise IllegalAction("cannot_kang", f"you hold neither four {tile} nor a pong of it")
+    tilegame.pong_of(_TABLE, player, tile)
     if state.options.robbing_the_kang:
         offers = _rob_offers(state, seat, tile)
         if any(offers):
-            return _open_window(state, seat, tile, offers, robbing=True, events=events)
+            return tilegame.open_window(
+                _TABLE, state, seat, tile, offers, robbing=True, events=events
+            )
     return _add_kang(state, seat, tile, events)
 
 
 def _add_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
     """``seat`` puts ``tile`` on its pong of it (nobody robbed it) and draws a replacement."""
-    player = state.players[seat]
-    index = next(i for i, m in enumerate(player.melds) if m.kind == "pong" and m.tiles[0] == tile)
-    meld = msgspec.structs.replace(player.melds[index], kind="kang", tiles=(tile,) * 4)
-    player = msgspec.structs.replace(
-        player, hand=_without(player.hand, tile), melds=_replaced(player.melds, index, meld)
-    )
-    state = msgspec.structs.replace(
-        state, players=_set_player(state.players, seat, player), call=None, phase="discard"
-    )
+    pong = state.players[seat].melds[tilegame.pong_of(_TABLE, state.players[seat], tile)]
+    meld = msgspec.structs.replace(pong, kind="kang", tiles=(tile,) * 4)
+    state = tilegame.extended_kong(state, seat, tile, meld)
     events.append(KangDeclared(seat=seat, meld=meld, added=True))
     return _take_tile(state, seat, replacement=True, events=events)
 
 
 def _declare_win(state: State, seat: int, events: list[AnyEvent]) -> State:
-    _check_drawn(state, seat)
+    tilegame.check_drawn(state, seat)
     if state.drawn is None:
         raise IllegalAction("cannot_win", "a claimed discard wins only by claiming Mahjong on it")
     pattern = _self_draw_pattern(state, seat)
@@ -641,7 +465,7 @@ def _win(
         source == "draw"
         and tile is not None
         and pattern is not None
-        and is_joker_eye(_without(player.hand, tile), player.melds, state.joker, pattern)
+        and is_joker_eye(without_tiles(player.hand, tile), player.melds, state.joker, pattern)
     )
     # ``kalaro`` payments do not depend on the category, and its results stay as they were.
     name = category(source, pattern, before_fifth, joker_eye) if state.options.points else None
@@ -675,45 +499,25 @@ def _win(
 
 def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]) -> State:
     """Record ``seat``'s claim (or pass, for None) and resolve the window if it can."""
-    call = state.call
-    if call is None:
-        if claim is not None:
-            raise IllegalAction("cannot_claim", "there is no discard to claim")
-        raise IllegalAction("not_your_turn", "there is no discard to answer")
-    if not call.offers[seat]:
-        if claim is not None:
-            raise IllegalAction("cannot_claim", f"you cannot claim {call.tile}")
-        raise IllegalAction("not_your_turn", "you have nothing to claim")
-    if call.answered[seat]:
-        raise IllegalAction("already_answered", "you have answered this discard already")
-    if claim is not None:
-        claim = Claim(claim.kind, tuple(sorted(claim.tiles, key=_safe_key)))
-        if claim not in call.offers[seat]:
-            raise IllegalAction(
-                "cannot_claim", f"you cannot claim {claim.kind} on {call.tile} with those tiles"
-            )
-    call = msgspec.structs.replace(
-        call,
-        answered=_replaced(call.answered, seat, True),
-        claims=_replaced(call.claims, seat, claim),
-    )
-    events.append(CallAnswered(seat=seat, claim=claim))
-    passed = state.passed_win
+    state = tilegame.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
+    assert state.call is not None
+    answer = state.call.claims[seat]
     if (
         state.options.passed_win_blocks
-        and Claim("mahjong") in call.offers[seat]
-        and (claim is None or claim.kind != "mahjong")
-    ):
-        passed = _replaced(passed, seat, True)  # passed a winning tile
-    return _resolve(msgspec.structs.replace(state, call=call, passed_win=passed), events)
+        and _TABLE.win in state.call.offers[seat]
+        and (answer is None or answer.kind != "mahjong")
+    ):  # passed a winning tile
+        state = msgspec.structs.replace(state, passed_win=replaced(state.passed_win, seat, True))
+    return tilegame.resolve(
+        _TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_add_kang
+    )
 
 
-def _safe_key(tile: str) -> int:
-    # Claims come from clients: an unknown tile sorts last and then fails the offer check.
-    try:
-        return sort_key(tile)
-    except KeyError:
-        return 1 << 20
+def _refuse_claim(state: State, seat: int, claim: Claim) -> None:
+    """A seat with nothing to claim is told so about the tile itself."""
+    assert state.call is not None
+    if not state.call.offers[seat]:
+        raise IllegalAction("cannot_claim", f"you cannot claim {state.call.tile}")
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
@@ -723,15 +527,8 @@ def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
     if the hand is complete, else discard (:func:`_auto_discard`).
     """
     if state.phase == "calls":
-        assert state.call is not None
-        if seat not in _pending(state.call):
-            raise IllegalAction("not_your_turn", "no answer is due from you")
-        win = Claim("mahjong")
-        return _answer(state, seat, win if win in state.call.offers[seat] else None, events)
-    if state.options.turn_seconds is None:
-        raise IllegalAction("no_timer", "no timer is running for this seat")
-    if seat != state.turn:
-        raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
+        return _answer(state, seat, tilegame.timed_out_answer(_TABLE, state, seat), events)
+    tilegame.check_turn_timeout(state, seat)
     if state.phase == "draw":
         state = _draw(state, seat, events)
         if state.phase == "over":
@@ -748,87 +545,46 @@ def _auto_discard(state: State) -> str:
     return jokers_first(state.players[state.turn].hand, state.joker)[-1]
 
 
-def _claim_rank(call: CallWindow, seat: int, claim: Claim) -> tuple[int, int]:
-    """Higher wins: the kind's priority, then nearness after the discarder."""
-    return CLAIM_PRIORITY[claim.kind], -((seat - call.discarder) % SEATS)
-
-
-def _resolve(state: State, events: list[AnyEvent]) -> State:
-    """Close the window once no seat still to answer could beat the best claim so far."""
+def _win_on_tile(state: State, winners: tuple[int, ...], events: list[AnyEvent]) -> State:
+    """The nearest winner after the discarder takes the tile (robbing the kang, perhaps)."""
     call = state.call
     assert call is not None
-    made = [(s, c) for s, c in enumerate(call.claims) if c is not None]
-    best = max(made, key=lambda sc: _claim_rank(call, *sc), default=None)
-    for seat in _pending(call):
-        could = max(_claim_rank(call, seat, c) for c in call.offers[seat])
-        if best is None or could > _claim_rank(call, *best):
-            return state
-    if best is None:
-        events.append(CallsPassed(discarder=call.discarder, tile=call.tile))
-        if call.robbing:
-            return _add_kang(state, call.discarder, call.tile, events)
-        return _next_turn(state, call.discarder, events)
-    return _take_discard(state, *best, events)
+    seat = winners[0]
+    state = msgspec.structs.replace(state, players=tilegame.give_tile(state, seat))
+    pattern = _patternwith_tiles(state, seat)
+    return _win(
+        state,
+        seat,
+        tile=call.tile,
+        pattern=pattern,
+        discarder=call.discarder,
+        robbed=call.robbing,
+        events=events,
+    )
 
 
 def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent]) -> State:
-    """``seat`` takes the tile for ``claim``: mahjong ends the hand, else a meld.
-
-    The tile leaves its discarder's row, or (robbing the kang) the declarer's hand.
-    """
+    """``seat`` takes the discard for a chow, pong or kang; a kang draws a replacement."""
     call = state.call
     assert call is not None
-    tile, discarder = call.tile, call.discarder
-    players = state.players
-    giver = players[discarder]
-    if call.robbing:
-        giver = msgspec.structs.replace(giver, hand=_without(giver.hand, tile))
-    else:
-        giver = msgspec.structs.replace(giver, discards=giver.discards[:-1])
-    players = _set_player(players, discarder, giver)
-    taker = players[seat]
-    if claim.kind == "mahjong":
-        taker = msgspec.structs.replace(taker, hand=_with(taker.hand, tile))
-        state = msgspec.structs.replace(state, players=_set_player(players, seat, taker))
-        pattern = _pattern_with(state, seat)
-        return _win(
-            state,
-            seat,
-            tile=tile,
-            pattern=pattern,
-            discarder=discarder,
-            robbed=call.robbing,
-            events=events,
-        )
+    assert claim.kind != "mahjong", "a win goes to _win_on_tile"
     meld = Meld(
         kind=claim.kind,
-        tiles=_with(claim.tiles, tile),
-        claimed=tile,
-        from_seat=discarder,
+        tiles=with_tiles(claim.tiles, call.tile),
+        claimed=call.tile,
+        from_seat=call.discarder,
     )
-    taker = msgspec.structs.replace(
-        taker, hand=_without(taker.hand, *claim.tiles), melds=(*taker.melds, meld)
-    )
-    events.append(TileClaimed(seat=seat, discarder=discarder, meld=meld))
-    state = msgspec.structs.replace(
-        state,
-        players=_set_player(players, seat, taker),
-        turn=seat,
-        phase="discard",
-        drawn=None,
-        call=None,
-        turn_started=state.step + 1,
-    )
+    state = tilegame.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
     if claim.kind == "kang":
         return _take_tile(state, seat, replacement=True, events=events)
     return state
 
 
-def _pattern_with(state: State, seat: int) -> Pattern:
+def _patternwith_tiles(state: State, seat: int) -> Pattern:
     """The pattern ``seat`` won with on another player's tile (now in its hand)."""
     player = state.players[seat]
     assert state.call is not None
-    before = _without(player.hand, state.call.tile)
+    before = without_tiles(player.hand, state.call.tile)
     if state.joker is None and not (state.options.seven_pairs or state.options.eskalera):
         return "Regular"
     pattern = claim_pattern(before, state.call.tile, player.melds, state.joker, state.options)

@@ -14,10 +14,36 @@ import msgspec
 
 from kalaro.games.mahjong.actions import Claim
 from kalaro.games.mahjong.state import Meld
+from kalaro.games.tilegame.events import (
+    CallsPassed,
+    CallWindowOpened,
+    Event,
+    Returned,
+    TimedOut,
+    WallExhausted,
+)
 
-
-class Event(msgspec.Struct, frozen=True, tag_field="type"):
-    """Base of every Mahjong event; the ``type`` field names the subclass."""
+#: The events every tile game has alike (``Event``, ``CallWindowOpened``, ``CallsPassed``,
+#: ``WallExhausted``, ``TimedOut``, ``Returned``) come from :mod:`kalaro.games.tilegame.events`.
+__all__ = [
+    "EVENT_JSON_DECODER",
+    "AnyEvent",
+    "CallAnswered",
+    "CallWindowOpened",
+    "CallsPassed",
+    "ClaimsOffered",
+    "Event",
+    "FlowerReplaced",
+    "HandWon",
+    "KangDeclared",
+    "Returned",
+    "TileClaimed",
+    "TileDiscarded",
+    "TileDrawn",
+    "TimedOut",
+    "WallExhausted",
+    "event_for",
+]
 
 
 class TileDrawn(Event, frozen=True, tag="tile_drawn"):
@@ -43,19 +69,6 @@ class TileDiscarded(Event, frozen=True, tag="tile_discarded"):
     tile: str
 
 
-class CallWindowOpened(Event, frozen=True, tag="call_window_opened"):
-    """Someone may claim the discard; answers are due within ``seconds``.
-
-    Public, but says nothing about who may claim or what. ``robbing``: ``discarder`` is
-    adding ``tile`` to their pong (an added kang) and someone may win on it.
-    """
-
-    discarder: int
-    tile: str
-    seconds: int
-    robbing: bool = False
-
-
 class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
     """Private to ``seat``: what it may claim on the discard (it may also pass)."""
 
@@ -70,13 +83,6 @@ class CallAnswered(Event, frozen=True, tag="call_answered"):
 
     seat: int
     claim: Claim | None
-
-
-class CallsPassed(Event, frozen=True, tag="calls_passed"):
-    """Nobody claimed the discard; it stays on the table."""
-
-    discarder: int
-    tile: str
 
 
 class TileClaimed(Event, frozen=True, tag="tile_claimed"):
@@ -112,26 +118,6 @@ class HandWon(Event, frozen=True, tag="hand_won"):
     discarder: int | None = None
     category: str | None = None
     robbed_kang: bool = False
-
-
-class WallExhausted(Event, frozen=True, tag="wall_exhausted"):
-    """No tile left to draw: the hand is a draw (tabla)."""
-
-
-class TimedOut(Event, frozen=True, tag="timed_out"):
-    """``seat``'s timer ran out; the events of the moves played for it follow.
-
-    ``away``: the seat is (now, or still) marked away.
-    """
-
-    seat: int
-    away: bool
-
-
-class Returned(Event, frozen=True, tag="returned"):
-    """``seat``, marked away, is back (it tapped Back)."""
-
-    seat: int
 
 
 AnyEvent = (

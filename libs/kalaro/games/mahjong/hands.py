@@ -16,10 +16,10 @@ than one is named by the first:
 **Joker Eye**: the pair is a reserved joker and the winning tile. Since a joker pairs
 with anything, a hand waits on a Joker Eye exactly when, without one of its jokers,
 everything else is already done (sets only; six pairs + a set; an Eskalera + sets).
-Joker Eye wins only by draw: a win on another player's tile needs a split in which
-that tile is *not* the joker's partner. If the hand already holds a natural tile of
-the same kind, any split can be relabelled so, hence :func:`claim_pattern` searches
-only when the tile is the only natural one of its kind.
+Joker Eye is draw-only (RULES.md): a hand waiting in that shape is never offered a win
+on another player's tile, even one that would also complete it another way; it may
+still claim Pung, Chow or Kang. A hand not in that shape cannot make the tile a
+joker's partner in any complete split, so its other wins need no further check.
 
 Tiles are counted in a ``Counter`` of natural tiles plus a number of wilds; "natural
 first" (use a real tile where the hand has one, a joker only for a gap) loses nothing,
@@ -35,7 +35,7 @@ from typing import Literal
 
 from kalaro.games.mahjong.options import TRIPLE_JOKER, Options
 from kalaro.games.mahjong.state import Meld
-from kalaro.games.tiles import DRAGONS, SUITS, is_complete, is_honour, is_sets, is_suited
+from kalaro.games.tiles import DRAGONS, SUITS, is_complete, is_honour, is_sets
 
 Pattern = Literal["Eskalera", "Seven Pairs", "Regular"]
 Source = Literal["discard", "draw", "bisaklat"]
@@ -178,55 +178,6 @@ def _eyeless(pattern: Pattern, natural: Counter[str], wild: int, melds: tuple[Me
     return any(_sets_only(*rest) for rest in _eskalera_rests(natural, wild, melds))
 
 
-def _sets_holding(
-    tile: str, natural: Counter[str], wild: int
-) -> Iterator[tuple[Counter[str], int]]:
-    """Each set ``tile`` can join (its other tiles natural first): (tiles left, jokers left)."""
-    shapes: list[tuple[str, ...]] = [(tile, tile)]
-    if is_suited(tile):
-        rank, suit = int(tile[0]), tile[1]
-        shapes += [
-            tuple(f"{rank + d}{suit}" for d in (a, b))
-            for a, b in ((-2, -1), (-1, 1), (1, 2))
-            if rank + a >= 1 and rank + b <= 9
-        ]
-    for others in shapes:
-        rest, left = Counter(natural), wild
-        for other in others:
-            if rest[other]:
-                rest[other] -= 1
-            else:
-                left -= 1
-        if left >= 0:
-            yield +rest, left
-
-
-def _tile_in_a_set(
-    pattern: Pattern, natural: Counter[str], tile: str, wild: int, melds: tuple[Meld, ...]
-) -> bool:
-    """Whether ``natural`` + ``tile`` make ``pattern`` with ``tile`` in a set or run."""
-    sets = WINNING_SETS - len(melds)
-    if pattern == "Regular":
-        return any(
-            _regular(rest, left, sets - 1) for rest, left in _sets_holding(tile, natural, wild)
-        )
-    if pattern == "Seven Pairs":
-        return not melds and any(
-            _pairs_and_set(rest, left, 7, 0) for rest, left in _sets_holding(tile, natural, wild)
-        )
-    if is_suited(tile):
-        with_tile = natural.copy()
-        with_tile[tile] += 1
-        for rest, left, need in _eskalera_rests(with_tile, wild, melds, suits=(tile[1],)):
-            if not rest[tile] and _regular(rest, left, need):
-                return True  # the tile is one of the Eskalera's numbers
-    return any(
-        _regular(inner, inner_left, need - 1)
-        for rest, left, need in _eskalera_rests(natural, wild, melds)
-        for inner, inner_left in _sets_holding(tile, rest, left)
-    )
-
-
 # -- what the engine asks ---------------------------------------------------------------------
 
 
@@ -243,20 +194,18 @@ def claim_pattern(
 ) -> Pattern | None:
     """The pattern ``hand`` completes with another player's ``tile``, or None.
 
-    The tile is a discard or a robbed kang's. A joker is never claimable, and a split
-    that makes the tile the reserved joker's partner (a Joker Eye) does not count.
+    The tile is a discard or a robbed kang's. A joker is never claimable, and a hand
+    waiting in Joker Eye shape (every set complete and one joker unpaired; Seven Pairs:
+    1 set, 6 pairs and a joker) never wins on it, whatever else the tile completes.
     """
     if joker is not None and tile == joker:
         return None
     natural, wild = split_jokers(hand, joker)
+    if wild and any(_eyeless(p, natural, wild - 1, melds) for p in patterns(options)):
+        return None  # Joker Eye is draw-only, whatever else the tile would complete
     full = natural.copy()
     full[tile] += 1
-    for pattern in patterns(options):
-        if not _complete(pattern, full, wild, melds):
-            continue
-        if not wild or natural[tile] or _tile_in_a_set(pattern, natural, tile, wild, melds):
-            return pattern
-    return None
+    return next((p for p in patterns(options) if _complete(p, full, wild, melds)), None)
 
 
 def is_joker_eye(

@@ -250,7 +250,7 @@ def _pattern_of(category: str) -> str:
     return "Regular"
 
 
-def _possible(category: str, options: Options) -> bool:
+def possible_category(category: str, options: Options) -> bool:
     """Whether a hand under ``options`` can end in ``category``."""
     pattern = _pattern_of(category)
     if (pattern == "Eskalera" and not options.eskalera) or (
@@ -281,7 +281,7 @@ def largest_bill(options: Options, points: Points) -> int:
     other = points.units(OTHER_PLAYER)
     bills = [0]
     for category in CATEGORIES:
-        if not _possible(category, options):
+        if not possible_category(category, options):
             continue
         kangs = _MOST_KANGS[_pattern_of(category)] * kang
         base = points.units(category)

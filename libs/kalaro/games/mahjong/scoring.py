@@ -32,6 +32,10 @@ from kalaro.games.mahjong.state import SEATS, Ending, Meld, Outcome, State
 
 ItemName = Literal["discarder", "other_loser", "self_draw", "kang", "special"]
 
+#: ``kalaro`` payments, units × bet: a discard win's discarder and other losers, each
+#: loser of a self-draw, and each kang of the winner's from every loser.
+KALARO_PAYMENTS: dict[str, int] = {"discarder": 2, "other_loser": 1, "self_draw": 2, "kang": 1}
+
 
 class Item(msgspec.Struct, frozen=True):
     """One line of a loser's bill.
@@ -96,14 +100,15 @@ class Result(msgspec.Struct, frozen=True):
 def charge(options: Options, winner: int, loser: int, discarder: int | None, kangs: int) -> Charge:
     """One loser's bill; ``discarder`` is None for a self-draw."""
     items: list[Item] = []
+    pay = KALARO_PAYMENTS
     if discarder is None:
-        items.append(Item("self_draw", 2))
+        items.append(Item("self_draw", pay["self_draw"]))
     elif loser == discarder:
-        items.append(Item("discarder", 2))
+        items.append(Item("discarder", pay["discarder"]))
     else:
-        items.append(Item("other_loser", 1))
+        items.append(Item("other_loser", pay["other_loser"]))
     if kangs:
-        items.append(Item("kang", kangs))
+        items.append(Item("kang", kangs * pay["kang"]))
     total = sum(item.units for item in items)
     return Charge(
         payer=loser,

@@ -16,10 +16,24 @@ import msgspec
 
 from kalaro.games.mahjong.actions import Claim
 from kalaro.games.mahjong.options import Options
+from kalaro.games.tilegame.state import Phase, Timer
+
+#: ``Phase`` and ``Timer`` are the tile games' own (:mod:`kalaro.games.tilegame.state`).
+__all__ = [
+    "SEATS",
+    "CallWindow",
+    "Ending",
+    "Meld",
+    "MeldKind",
+    "Outcome",
+    "Phase",
+    "Player",
+    "State",
+    "Timer",
+]
 
 SEATS = 4
 
-Phase = Literal["draw", "discard", "calls", "over"]
 MeldKind = Literal["chow", "pong", "kang"]
 Ending = Literal["self_draw", "discard", "wall_out"]
 
@@ -121,29 +135,3 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     def joker(self) -> str | None:
         """The kind that is wild this hand, or None without jokers."""
         return self.indicator if self.options.jokers else None
-
-
-class Timer(msgspec.Struct, frozen=True):
-    """A deadline the worker must run, ``seconds`` from when the window opened.
-
-    ``call``: a call window (a discard, or a kang that may be robbed); answers do not
-    restart it. ``turn`` (option ``turn_seconds``): the whole turn of ``seats[0]``, draw
-    and discard; a draw or kang inside the turn does not restart it. ``seconds`` is 0
-    when every seat awaited is away (a seat marked away or back gets a fresh deadline:
-    the worker keys a window by ``kind``, ``opened_at`` and ``seconds``). When it
-    passes, the worker applies ``TimeOut()`` for the seats still awaited until the
-    window is gone (a turn's time-out plays the turn in one action, so the window
-    changes)::
-
-        while (now := pending_timer(state)) and (now.kind, now.opened_at, now.seconds) == (
-            timer.kind, timer.opened_at, timer.seconds
-        ):
-            state, events = apply(state, now.seats[0], TimeOut())
-    """
-
-    kind: Literal["call", "turn"]
-    #: Seats still awaited (private to the server: it tells who may claim).
-    seats: tuple[int, ...]
-    seconds: int
-    #: Identifies the window (``State.step`` when it opened); a new window, a new timer.
-    opened_at: int

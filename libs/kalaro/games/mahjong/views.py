@@ -19,13 +19,14 @@ from typing import Literal
 
 import msgspec
 
-from kalaro.games.clock import Clock, is_away, visible
+from kalaro.games.clock import Clock
 from kalaro.games.mahjong.actions import AnyAction, Claim
 from kalaro.games.mahjong.engine import legal_actions, pending_timer
 from kalaro.games.mahjong.hands import jokers_first, winning_pattern
 from kalaro.games.mahjong.options import Options
 from kalaro.games.mahjong.scoring import Result, result
 from kalaro.games.mahjong.state import SEATS, Meld, Phase, State
+from kalaro.games.tilegame.views import check_viewer, table_fields
 
 #: Why a Win is not offered on the tile on the table (or, for ``passed_win``, on any).
 #: (A discarded joker opens no call window at all: nobody may claim it.)
@@ -35,7 +36,8 @@ WIN_BLOCKED_REASONS: dict[str, str] = {
         "You passed a winning tile: you cannot win on another player's tile until your next draw."
     ),
     "joker_eye": (
-        "Joker Eye wins only by drawing: this tile would only pair with your reserved Joker."
+        "Joker Eye wins only by drawing: your hand waits with an unpaired Joker, so no"
+        " discard can win it (you may still Pung, Chow or Kang)."
     ),
 }
 
@@ -70,6 +72,9 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     options: Options
     dealer: int
     turn: int
+    #: Seats the hand waits on that this viewer may know of: the player to move;
+    #: none in a call window (who may claim a discard is private) or when over.
+    to_act: tuple[int, ...] = ()
     phase: Phase
     wall_count: int
     players: tuple[PlayerView, ...]
@@ -123,14 +128,9 @@ def _win_blocked(state: State, seat: int) -> WinBlocked | None:
     return None
 
 
-#: Who else a call window waits on is private (who may claim a discard).
-_PRIVATE_WINDOWS = frozenset({"call"})
-
-
 def view(state: State, seat: int | None) -> View:
     """What ``seat`` may see now; ``None`` for a spectator."""
-    if seat is not None and not 0 <= seat < SEATS:
-        raise ValueError(f"seat must be 0-{SEATS - 1} or None")
+    check_viewer(seat, SEATS)
     over = state.phase == "over"
     joker = state.joker
     players = tuple(
@@ -144,30 +144,13 @@ def view(state: State, seat: int | None) -> View:
         )
         for s, p in enumerate(state.players)
     )
-    call = state.call
     blocked = None if seat is None else _win_blocked(state, seat)
     return View(
-        seat=seat,
-        options=state.options,
-        dealer=state.dealer,
-        turn=state.turn,
-        phase=state.phase,
-        wall_count=len(state.wall),
+        **table_fields(state, seat, SEATS, call_view=CallView, timer=pending_timer(state)),
         players=players,
-        drawn=state.drawn if seat is not None and seat == state.turn else None,
-        call=None
-        if call is None
-        else CallView(
-            discarder=call.discarder,
-            tile=call.tile,
-            seconds=state.options.call_seconds,
-            robbing=call.robbing,
-        ),
         legal=tuple(legal_actions(state, seat)) if seat is not None else (),
         result=result(state),
         joker=joker,
         win_blocked=blocked,
         win_blocked_reason=None if blocked is None else WIN_BLOCKED_REASONS[blocked],
-        away=tuple(is_away(state.away, s) for s in range(SEATS)),
-        clock=visible(pending_timer(state), seat, _PRIVATE_WINDOWS),
     )

@@ -20,6 +20,7 @@ results are frozen msgspec Structs (JSON and msgpack). The rules, for players, a
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.clock import Clock
+from kalaro.games.registry import Board, SeatBoard, Secrets
 from kalaro.games.tongits.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -73,11 +74,49 @@ from kalaro.games.tongits.scoring import deadwood
 from kalaro.games.tongits.state import DrawCall, Result, State, TableMeld, Timer
 from kalaro.games.tongits.views import DrawCallView, MeldView, View, view
 
+# The game's facts, for the registry (kalaro.games.registry.GameModule).
+NAME = "tongits"
+SEATS = 3
+
+
+def dealt(state: State) -> tuple[tuple[str, ...], ...]:
+    """Each seat's dealt cards, read from a fresh hand's state (for the verifier)."""
+    return tuple(tuple(hand) for hand in state.hands)
+
+
+def secrets(state: State) -> Secrets:
+    """Concealed cards per seat (hand and face-down secret sets), the stock, face up."""
+    seats = tuple(
+        frozenset(hand) | {c for m in state.melds if m.face_down and m.owner == s for c in m.cards}
+        for s, hand in enumerate(state.hands)
+    )
+    up = frozenset(state.discards) | {c for m in state.melds if not m.face_down for c in m.cards}
+    return Secrets(seats, frozenset(state.stock), up)
+
+
+def board(view: View) -> Board:
+    """The table as ``view`` shows it: one shared discard pile, melds by owner."""
+    seats = tuple(
+        SeatBoard(hand_size=size, melds=tuple(m.cards for m in view.melds if m.owner == s))
+        for s, size in enumerate(view.hand_sizes)
+    )
+    return Board(
+        turn=view.turn, stock=view.stock_count, hand=view.hand, seats=seats, pile=view.discards
+    )
+
+
+def winners(result: Result) -> tuple[int, ...]:
+    """The seats that won a finished hand (Tongits lists its (possibly tied) winners)."""
+    return tuple(result.winners)
+
+
 __all__ = [
     "ACTION_JSON_DECODER",
     "ACTION_MSGPACK_DECODER",
     "EVENT_JSON_DECODER",
+    "NAME",
     "RULESETS",
+    "SEATS",
     "Action",
     "AnyAction",
     "AnyEvent",
@@ -119,8 +158,10 @@ __all__ = [
     "apply",
     "away_seats",
     "best_deadwood",
+    "board",
     "call_draw_refusal",
     "deadwood",
+    "dealt",
     "decode_action",
     "event_for",
     "is_over",
@@ -131,6 +172,8 @@ __all__ = [
     "options_for",
     "pending_timer",
     "result",
+    "secrets",
     "to_act",
     "view",
+    "winners",
 ]

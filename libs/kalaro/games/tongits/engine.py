@@ -35,6 +35,7 @@ the seat clears the count and the mark; ``Back`` clears them without using the t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Never, NoReturn
 
 from msgspec.structs import replace
 
@@ -42,7 +43,7 @@ from kalaro.games import clock
 from kalaro.games.base import IllegalAction, pick, shuffled
 from kalaro.games.cards import DECK, card_index, is_card
 from kalaro.games.tongits.actions import (
-    Action,
+    AnyAction,
     Back,
     CallDraw,
     Discard,
@@ -95,6 +96,7 @@ from kalaro.games.tongits.state import (
     DrawCall,
     Ending,
     Hand,
+    Phase,
     Result,
     State,
     TableMeld,
@@ -217,7 +219,7 @@ def call_draw_refusal(state: State, seat: int) -> IllegalAction | None:
     return None
 
 
-def legal_actions(state: State, seat: int) -> list[Action]:
+def legal_actions(state: State, seat: int) -> list[AnyAction]:
     """Every action ``seat`` may take now, each fully specified (cards, meld).
 
     At the start of a turn: ``CallDraw`` (if allowed), ``Draw``, and one ``TakeDiscard``
@@ -233,13 +235,13 @@ def legal_actions(state: State, seat: int) -> list[Action]:
     return [Back(), *moves] if state.is_away(seat) else moves
 
 
-def _moves(state: State, seat: int) -> list[Action]:
+def _moves(state: State, seat: int) -> list[AnyAction]:
     if state.phase == "answers":
         return [Fight(), Fold()] if seat in _pending(state) else []
     if seat != state.turn:
         return []
     hand = HandGrid(state.hands[seat])
-    actions: list[Action] = []
+    actions: list[AnyAction] = []
     if state.phase == "start":
         if call_draw_refusal(state, seat) is None:
             actions.append(CallDraw())
@@ -262,7 +264,7 @@ def _moves(state: State, seat: int) -> list[Action]:
 # Applying an action
 
 
-def apply(state: State, seat: int, action: Action) -> Step:
+def apply(state: State, seat: int, action: AnyAction) -> Step:
     """Apply ``seat``'s ``action``: the new state and what happened.
 
     Raises ``IllegalAction`` (the input state is untouched) if the rules refuse it.
@@ -271,11 +273,37 @@ def apply(state: State, seat: int, action: Action) -> Step:
         raise IllegalAction("invalid_seat", f"seats are 0, 1 and 2, not {seat!r}")
     if state.phase == "over":
         raise IllegalAction("hand_over", "the hand is over")
-    if isinstance(action, TimeOut):
-        return _time_out(state, seat)
-    if isinstance(action, Back):
-        return _back(state, seat)
-    new, events = _move(state, seat, action)
+    match action:
+        # these two manage the away count themselves
+        case TimeOut():
+            return _time_out(state, seat)
+        case Back():
+            return _back(state, seat)
+        case Fight() | Fold():
+            new, events = _answer(state, seat, action)
+        case CallDraw():
+            _check_turn(state, seat)
+            new, events = _call_draw(state, seat)
+        case Draw():
+            _check_turn(state, seat, "start")
+            new, events = _draw(state, seat)
+        case TakeDiscard(cards=cards):
+            _check_turn(state, seat, "start")
+            new, events = _take_discard(state, seat, cards)
+        case Meld(cards=cards):
+            _check_turn(state, seat, "play")
+            new, events = _meld(state, seat, cards)
+        case ExposeSecretSet(cards=cards):
+            _check_turn(state, seat, "play")
+            new, events = _expose_secret_set(state, seat, cards)
+        case LayOff(cards=cards, meld_id=meld_id):
+            _check_turn(state, seat, "play")
+            new, events = _lay_off(state, seat, cards, meld_id)
+        case Discard(card=card):
+            _check_turn(state, seat, "play")
+            new, events = _discard(state, seat, card)
+        case _:
+            _unhandled(action)
     # the seat is playing again: its time-outs no longer run in a row
     away, timeouts = clock.acted(state.away, state.timeouts, seat, len(SEATS))
     if away is state.away and timeouts is state.timeouts:
@@ -283,36 +311,20 @@ def apply(state: State, seat: int, action: Action) -> Step:
     return replace(new, away=away, timeouts=timeouts), events
 
 
-def _move(state: State, seat: int, action: Action) -> Step:
-    if isinstance(action, Fight | Fold):
-        return _answer(state, seat, action)
+def _unhandled(action: Never) -> NoReturn:
+    # Typed ``Never`` (as ``assert_never``) so that an action added to the union but not
+    # to ``apply`` is a type error; at run time, something that is not an action at all.
+    raise IllegalAction("unknown_action", f"not a Tongits action: {action!r}")
+
+
+def _check_turn(state: State, seat: int, phase: Phase | None = None) -> None:
+    """A turn move: no Draw call waiting, ``seat``'s turn, and (if given) ``phase``."""
     if state.phase == "answers":
         raise IllegalAction("awaiting_answers", "a Draw call is waiting for Fight or Fold answers")
     if seat != state.turn:
         raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
-    match action:
-        case CallDraw():
-            return _call_draw(state, seat)
-        case Draw():
-            _require_phase(state, "start")
-            return _draw(state, seat)
-        case TakeDiscard(cards=cards):
-            _require_phase(state, "start")
-            return _take_discard(state, seat, cards)
-        case Meld(cards=cards):
-            _require_phase(state, "play")
-            return _meld(state, seat, cards)
-        case ExposeSecretSet(cards=cards):
-            _require_phase(state, "play")
-            return _expose_secret_set(state, seat, cards)
-        case LayOff(cards=cards, meld_id=meld_id):
-            _require_phase(state, "play")
-            return _lay_off(state, seat, cards, meld_id)
-        case Discard(card=card):
-            _require_phase(state, "play")
-            return _discard(state, seat, card)
-        case _:
-            raise IllegalAction("unknown_action", f"not a Tongits action: {action!r}")
+    if phase is not None:
+        _require_phase(state, phase)
 
 
 def _require_phase(state: State, phase: str) -> None:

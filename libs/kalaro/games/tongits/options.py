@@ -7,7 +7,7 @@ rules); the full options are recorded with every hand.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -91,24 +91,50 @@ def options_for(ruleset: str, **overrides: Any) -> Options:
         raise ValueError(f"bad Tongits option value: {exc}") from None
 
 
-#: Table B's worst case that the cap is sized for: a Tongits (or challenged draw) win
-#: of 3, four aces, a burned loser, and (when secret sets are played) one secret set.
-_TABLE_B_BASE_MAX = 3
-_TABLE_B_ACES_MAX = 4
-_TABLE_B_SECRET_SET = 3
-_BURNED_SURCHARGE = 1
-_TABLE_A_MAX = 4  # Tongits against a burned loser
+#: The most cards one player ever holds, counting their own melds: the dealer's 13 at the
+#: deal; every later turn adds one card (a draw, or the discard taken into a meld) and
+#: then discards one, so nobody ever holds more (a Tongits without a final discard ends
+#: with 12 + 1 = 13 too). Cards others lay off on your melds are not yours for Table B.
+MAX_CARDS_HELD = 13
+_SET_SIZE = 4  # a secret set is a four-card set
+_ACES = 4
+
+#: Table A (``kalaro``): what each loser pays, × bet, by ending and the loser's part
+#: (a Draw call: the loser's answer; a burned loser always pays the ``burned`` entry).
+TABLE_A: Final[dict[str, dict[str, int]]] = {
+    "tongits": {"not_burned": 2, "burned": 4},
+    "stock_out": {"not_burned": 1, "burned": 2},
+    "draw": {"caller": 2, "fight": 2, "fold": 1, "burned": 2},
+}
+#: Table B (``classic``): each loser pays ``base`` (``tongits_or_challenged`` instead
+#: for a Tongits win or a challenged Draw won), plus the winner's bonuses and ``burned``.
+TABLE_B: Final[dict[str, int]] = {
+    "base": 1,
+    "tongits_or_challenged": 3,
+    "per_secret_set": 3,
+    "per_ace": 1,
+    "burned": 1,
+}
+
+
+def max_secret_sets(options: Options) -> int:
+    """The most secret four-card sets a winner can hold: 13 // 4 = 3 when played."""
+    return MAX_CARDS_HELD // _SET_SIZE if options.secret_sets else 0
 
 
 def max_loss_units(options: Options) -> int:
-    """The most one player can lose in one hand, in units of the bet.
+    """The most one player can lose in one hand, in units of the bet: the hold placed
+    before the deal and the credits a seat needs to sit.
 
-    The engine caps every loser's payment at this (it is the hold placed before the
-    deal). Table A: 4. Table B: 3 + 4 aces + 1 burned = 8, plus 3 (one secret
-    four-card set) when secret sets are played = 11; the rarer hands that would owe more
-    (two or more secret sets) are capped.
+    Table A: 4 (Tongits against a burned loser). Table B, its true worst case: a Tongits
+    win (3) with the most secret sets a hand can hold (3 × 3, e.g. the dealer's
+    ``AS AH AD AC 2S 2H 2D 2C 3S 3H 3D 3C`` all face down, the 13th card discarded),
+    so all four aces counted (4), against a burned loser (1): 17 when secret sets are
+    played, 8 without. Table B never adds up to more, so the engine's guard against
+    charging more than the hold never cuts what the table says.
     """
     if options.payments == "table_a":
-        return _TABLE_A_MAX
-    secret = _TABLE_B_SECRET_SET if options.secret_sets else 0
-    return _TABLE_B_BASE_MAX + _TABLE_B_ACES_MAX + _BURNED_SURCHARGE + secret
+        return max(units for row in TABLE_A.values() for units in row.values())
+    b = TABLE_B
+    sets = b["per_secret_set"] * max_secret_sets(options)
+    return b["tongits_or_challenged"] + sets + b["per_ace"] * _ACES + b["burned"]

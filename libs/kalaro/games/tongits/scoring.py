@@ -15,7 +15,8 @@ Table B (``classic``): base 1; 3 instead for a Tongits win or a challenged draw 
 hand); +1 per ace in the winner's hand or own melds, counting only aces the winner
 placed there; +1 if the loser is burned.
 
-Every loser's payment is capped at :func:`max_loss_units`.
+No loser is charged more than :func:`max_loss_units` (the hold), which is table B's
+true worst case, so that guard never cuts what the tables say is owed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Collection
 
 from kalaro.games.cards import cards_value, rank_of
 from kalaro.games.tongits.melds import best_deadwood, four_of_a_kinds
-from kalaro.games.tongits.options import Options, max_loss_units
+from kalaro.games.tongits.options import TABLE_A, TABLE_B, Options, max_loss_units
 from kalaro.games.tongits.state import DrawCall, Ending, Result, State
 
 SEATS = (0, 1, 2)
@@ -86,15 +87,14 @@ def stock_out_winners(state: State, last_drawer: int, points: tuple[int, ...]) -
 
 
 def _table_a(ending: Ending, call: DrawCall | None, loser: int, burned: bool) -> int:
-    if ending == "tongits":
-        return 4 if burned else 2
-    if ending == "stock_out":
-        return 2 if burned else 1
+    row = TABLE_A[ending]
+    if burned:
+        return row["burned"]
+    if ending != "draw":
+        return row["not_burned"]
     assert call is not None
-    # a burned loser could not fight; the caller and fighters pay 2, folders 1
-    if burned or call.answers[loser] in ("caller", "fight"):
-        return 2
-    return 1
+    # the caller and fighters pay the "caller"/"fight" entries; anyone else folded
+    return row.get(call.answers[loser], row["fold"])
 
 
 def winner_aces(state: State, winner: int) -> int:
@@ -121,8 +121,10 @@ def secret_sets(state: State, winner: int) -> int:
 def _table_b(state: State, ending: Ending, call: DrawCall | None, winner: int) -> int:
     """What each non-burned loser owes ``winner`` under table B."""
     challenged = call is not None and "fight" in call.answers
-    base = 3 if ending == "tongits" or (ending == "draw" and challenged) else 1
-    return base + 3 * secret_sets(state, winner) + winner_aces(state, winner)
+    big = ending == "tongits" or (ending == "draw" and challenged)
+    base = TABLE_B["tongits_or_challenged"] if big else TABLE_B["base"]
+    sets = TABLE_B["per_secret_set"] * secret_sets(state, winner)
+    return base + sets + TABLE_B["per_ace"] * winner_aces(state, winner)
 
 
 def finish(
@@ -152,8 +154,9 @@ def finish(
             if state.options.payments == "table_a":
                 amount = _table_a(ending, call, loser, burned[loser])
             else:
-                amount = table_b_base + (1 if burned[loser] else 0)
+                amount = table_b_base + (TABLE_B["burned"] if burned[loser] else 0)
             owed[loser] = amount
+            # never binds: the hold is the tables' true maximum (see max_loss_units)
             paid = min(amount, cap)
             payments[loser] -= paid
             share, remainder = divmod(paid, len(winners))

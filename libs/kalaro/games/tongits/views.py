@@ -9,8 +9,6 @@ ever leaves the server.
 
 from __future__ import annotations
 
-from typing import cast
-
 import msgspec
 
 from kalaro.games.clock import Clock, visible
@@ -58,7 +56,7 @@ class View(msgspec.Struct, frozen=True):
     #: per seat: Draw is blocked by sapaw (only on tables that play the sapaw lock)
     call_blocked: tuple[bool, ...]
     draw_call: DrawCallView | None
-    legal_actions: tuple[AnyAction, ...]
+    legal: tuple[AnyAction, ...]  # the seat's legal actions (none for the audience)
     result: Result | None
     #: per seat: marked away (timed out too often in a row)
     away: tuple[bool, ...] = (False, False, False)
@@ -84,7 +82,8 @@ def view(state: State, seat: int | None) -> View:
         raise ValueError(f"seats are 0, 1 and 2 (or None for the audience), not {seat!r}")
     over = state.phase == "over"
     call = state.draw_call
-    waiting = tuple(to_act(state)) if state.phase == "answers" else ()
+    acting = tuple(to_act(state))
+    waiting = acting if state.phase == "answers" else ()
     timer = pending_timer(state)
     return View(
         seat=seat,
@@ -98,7 +97,7 @@ def view(state: State, seat: int | None) -> View:
         melds=tuple(_meld_view(meld, seat, over) for meld in state.melds),
         discards=state.discards,
         stock_count=len(state.stock),
-        to_act=tuple(to_act(state)),
+        to_act=acting,
         call_blocked=tuple(state.options.sapaw_blocks_call and flag for flag in state.sapawed),
         draw_call=(
             DrawCallView(
@@ -110,10 +109,7 @@ def view(state: State, seat: int | None) -> View:
             if call is not None
             else None
         ),
-        # every Action the engine builds is a member of the AnyAction union
-        legal_actions=cast(
-            "tuple[AnyAction, ...]", tuple(legal_actions(state, seat)) if seat is not None else ()
-        ),
+        legal=tuple(legal_actions(state, seat)) if seat is not None else (),
         result=state.result,
         away=tuple(state.is_away(s) for s in (0, 1, 2)),
         clock=visible(timer, seat),  # every Tongits window's seats are public

@@ -1,0 +1,124 @@
+"""Every request/reply contract, declared once: subject, request type, reply type.
+
+A service registers an :class:`Endpoint` (``service.add(endpoints.WALLET_BALANCE,
+handler)``: the handler must take the request type and return the reply type) and a
+caller sends through it (``await request(nc, endpoints.WALLET_BALANCE, msg)`` returns a
+``Balance``), so neither repeats the other's types and mypy checks both sides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Generic, TypeVar
+
+from kalaro.proto import auth as a
+from kalaro.proto import bots as b
+from kalaro.proto import engine as e
+from kalaro.proto import lobby as lb
+from kalaro.proto import subjects as s
+from kalaro.proto import wallet as w
+from kalaro.proto import ws
+
+Req = TypeVar("Req")
+Rep = TypeVar("Rep")
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint(Generic[Req, Rep]):
+    subject: str
+    request: type[Req]
+    reply: type[Rep]
+
+
+# --- auth ---------------------------------------------------------------------------
+AUTH_SIGN_UP = Endpoint(s.AUTH_SIGN_UP, a.SignUp, a.SignUpAccepted)
+AUTH_VERIFY_EMAIL = Endpoint(s.AUTH_VERIFY_EMAIL, a.VerifyEmail, a.EmailVerified)
+AUTH_SIGN_IN = Endpoint(s.AUTH_SIGN_IN, a.SignIn, a.TokenPair)
+AUTH_GOOGLE_SIGN_IN = Endpoint(s.AUTH_GOOGLE_SIGN_IN, a.GoogleSignIn, a.TokenPair)
+AUTH_REFRESH = Endpoint(s.AUTH_REFRESH, a.Refresh, a.TokenPair)
+AUTH_SIGN_OUT = Endpoint(s.AUTH_SIGN_OUT, a.SignOut, a.SignedOut)
+AUTH_PROFILE = Endpoint(s.AUTH_PROFILE, a.GetProfile, a.UserProfile)
+AUTH_PUBLIC_KEYS = Endpoint(s.AUTH_PUBLIC_KEYS, a.GetPublicKeys, a.PublicKeys)
+AUTH_REQUEST_HOST = Endpoint(s.AUTH_REQUEST_HOST, a.RequestHost, a.HostRequest)
+AUTH_LIST_HOST_REQUESTS = Endpoint(s.AUTH_LIST_HOST_REQUESTS, a.ListHostRequests, a.HostRequestList)
+AUTH_DECIDE_HOST_REQUEST = Endpoint(s.AUTH_DECIDE_HOST_REQUEST, a.DecideHostRequest, a.HostRequest)
+AUTH_SEARCH_USERS = Endpoint(s.AUTH_SEARCH_USERS, a.SearchUsers, a.UserSearchResult)
+AUTH_CREATE_BOT = Endpoint(s.AUTH_CREATE_BOT, a.CreateBot, a.UserProfile)
+
+# --- wallet -------------------------------------------------------------------------
+WALLET_WELCOME_GRANT = Endpoint(s.WALLET_WELCOME_GRANT, w.WelcomeGrant, w.WelcomeGranted)
+WALLET_BALANCE = Endpoint(s.WALLET_BALANCE, w.GetBalance, w.Balance)
+WALLET_HISTORY = Endpoint(s.WALLET_HISTORY, w.GetHistory, w.History)
+WALLET_REQUEST_CREDITS = Endpoint(s.WALLET_REQUEST_CREDITS, w.RequestCredits, w.CreditRequest)
+WALLET_LIST_CREDIT_REQUESTS = Endpoint(
+    s.WALLET_LIST_CREDIT_REQUESTS, w.ListCreditRequests, w.CreditRequestList
+)
+WALLET_DECIDE_CREDIT_REQUEST = Endpoint(
+    s.WALLET_DECIDE_CREDIT_REQUEST, w.DecideCreditRequest, w.CreditRequest
+)
+WALLET_ADJUST = Endpoint(s.WALLET_ADJUST, w.Adjust, w.Adjusted)
+WALLET_PLACE_HOLDS = Endpoint(s.WALLET_PLACE_HOLDS, w.PlaceHolds, w.HoldsPlaced)
+WALLET_SETTLE = Endpoint(s.WALLET_SETTLE, w.SettleHand, w.Settlement)
+WALLET_VOID = Endpoint(s.WALLET_VOID, w.VoidHand, w.Settlement)
+WALLET_AUDIT = Endpoint(s.WALLET_AUDIT, w.Audit, w.AuditReport)
+
+# --- lobby --------------------------------------------------------------------------
+LOBBY_CREATE_TABLE = Endpoint(s.LOBBY_CREATE_TABLE, lb.CreateTable, lb.TableCreated)
+LOBBY_LIST_TABLES = Endpoint(s.LOBBY_LIST_TABLES, lb.ListTables, lb.TableList)
+LOBBY_GET_TABLE = Endpoint(s.LOBBY_GET_TABLE, lb.GetTable, lb.TableInfo)
+LOBBY_SIT = Endpoint(s.LOBBY_SIT, lb.Sit, lb.TableInfo)
+LOBBY_LEAVE = Endpoint(s.LOBBY_LEAVE, lb.Leave, lb.TableInfo)
+LOBBY_LEAVE_AFTER_HAND = Endpoint(s.LOBBY_LEAVE_AFTER_HAND, lb.LeaveAfterHand, lb.TableInfo)
+LOBBY_SET_READY = Endpoint(s.LOBBY_SET_READY, lb.SetReady, lb.TableInfo)
+LOBBY_REMOVE_PLAYER = Endpoint(s.LOBBY_REMOVE_PLAYER, lb.RemovePlayer, lb.TableInfo)
+LOBBY_ALLOW_BACK = Endpoint(s.LOBBY_ALLOW_BACK, lb.AllowBack, lb.TableInfo)
+LOBBY_INVITE_CODE = Endpoint(s.LOBBY_INVITE_CODE, lb.GetInviteCode, lb.InviteCode)
+LOBBY_DEAL = Endpoint(s.LOBBY_DEAL, lb.Deal, lb.TableInfo)
+LOBBY_END_TABLE = Endpoint(s.LOBBY_END_TABLE, lb.EndTable, lb.TableInfo)
+LOBBY_CANCEL_TABLE = Endpoint(s.LOBBY_CANCEL_TABLE, lb.CancelTable, lb.TableInfo)
+LOBBY_SET_CHAT = Endpoint(s.LOBBY_SET_CHAT, lb.SetChat, lb.TableInfo)
+LOBBY_SEND_CHAT = Endpoint(s.LOBBY_SEND_CHAT, lb.SendChat, lb.ChatSent)
+LOBBY_CREATE_PRACTICE = Endpoint(s.LOBBY_CREATE_PRACTICE, lb.CreatePractice, lb.TableCreated)
+LOBBY_ADD_BOT = Endpoint(s.LOBBY_ADD_BOT, lb.AddBot, lb.TableInfo)
+LOBBY_PRESENCE = Endpoint(s.LOBBY_PRESENCE, lb.ReportPresence, lb.PresenceNoted)
+LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFinished)
+
+# --- bots ---------------------------------------------------------------------------
+BOTS_SEAT = Endpoint(s.BOTS_SEAT, b.SeatBot, b.BotSeated)
+
+
+# --- engine workers: one set per game (cached: callers ask on every request) --------
+@cache
+def engine_start(game: str) -> Endpoint[e.StartHand, e.HandStarted]:
+    return Endpoint(s.engine_start(game), e.StartHand, e.HandStarted)
+
+
+@cache
+def engine_act(game: str) -> Endpoint[e.Act, e.Acted]:
+    return Endpoint(s.engine_act(game), e.Act, e.Acted)
+
+
+@cache
+def engine_view(game: str) -> Endpoint[e.GetView, ws.HandView]:
+    return Endpoint(s.engine_view(game), e.GetView, ws.HandView)
+
+
+@cache
+def engine_cancel(game: str) -> Endpoint[e.CancelHand, e.HandCancelled]:
+    return Endpoint(s.engine_cancel(game), e.CancelHand, e.HandCancelled)
+
+
+@cache
+def engine_record(game: str) -> Endpoint[e.GetHandRecord, e.HandRecord]:
+    return Endpoint(s.engine_record(game), e.GetHandRecord, e.HandRecord)
+
+
+@cache
+def engine_outcome(game: str) -> Endpoint[e.GetHandOutcome, e.HandOutcomeReport]:
+    return Endpoint(s.engine_outcome(game), e.GetHandOutcome, e.HandOutcomeReport)
+
+
+@cache
+def engine_my_hands(game: str) -> Endpoint[e.ListMyHands, e.MyHands]:
+    return Endpoint(s.engine_my_hands(game), e.ListMyHands, e.MyHands)

@@ -1,0 +1,42 @@
+"""What the auth service mails, as plain text built from plain values (sent by
+:class:`services.auth.mail.Mailer`)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kalaro.settings import Settings
+
+
+class Letter(NamedTuple):
+    subject: str
+    body: str
+
+
+def link_base(settings: Settings) -> str:
+    """Where users reach this deployment: the public URL, else the local HTTP address."""
+    return (settings.public_url or f"http://{settings.http_host}:{settings.http_port}").rstrip("/")
+
+
+def verify_link(base: str, token: str) -> str:
+    return f"{base}/api/auth/verify?token={token}"
+
+
+def verify_letter(name: str, link: str, hours: int) -> Letter:
+    body = (
+        f"Hello {name},\n\nWelcome to KaLaro. Confirm that this is your email address by "
+        f"opening this link (it works once, within {hours} hours):\n\n{link}\n\n"
+        "If you did not create a KaLaro account, ignore this mail: nobody can keep an "
+        "address that is not theirs.\n"
+    )
+    return Letter("Confirm your KaLaro email address", body)
+
+
+def already_registered_letter(base: str) -> Letter:
+    """To the owner of an address someone tried to sign up with again."""
+    body = (
+        "Hello,\n\nSomeone (perhaps you) tried to create a KaLaro account with this email "
+        "address, but you already have an account. Nothing was changed.\n\n"
+        f"Sign in at {base}/ with your password, or with Google if you use it.\n"
+    )
+    return Letter("You already have a KaLaro account", body)

@@ -1,0 +1,347 @@
+"""The auth service's SQL (SQLAlchemy Core over the tables in :mod:`services.auth.schema`).
+
+Plain async functions over a connection the caller opened: the caller owns the
+transaction (what must commit together, what is retried on a unique-key race), this
+module only reads rows into :mod:`services.auth.records` and writes values it is given.
+No rules are decided here.
+
+``lock=True`` takes a row lock on PostgreSQL (``SELECT … FOR UPDATE``); SQLite ignores
+it, its ``BEGIN IMMEDIATE`` already serialises writers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from kalaro.proto.auth import RequestStatus, Role
+from services.auth.records import Account, EmailToken, HostRequestRecord, RefreshToken
+from services.auth.rules import roles_from_text, roles_text
+from services.auth.schema import email_tokens, host_requests, refresh_tokens, users
+
+# --- accounts -------------------------------------------------------------------------
+
+
+def _account(row: Any) -> Account:
+    return Account(
+        user_id=row.id,
+        email=row.email,
+        display_name=row.display_name,
+        password_hash=row.password_hash,
+        google_sub=row.google_sub,
+        roles=roles_from_text(row.roles),
+        created_at=row.created_at,
+        email_verified=bool(row.email_verified),
+    )
+
+
+async def _account_where(conn: AsyncConnection, clause: Any, lock: bool) -> Account | None:
+    query = sa.select(users).where(clause)
+    if lock:
+        query = query.with_for_update()
+    row = (await conn.execute(query)).first()
+    return None if row is None else _account(row)
+
+
+async def account_by_id(
+    conn: AsyncConnection, user_id: str, *, lock: bool = False
+) -> Account | None:
+    return await _account_where(conn, users.c.id == user_id, lock)
+
+
+async def account_by_email(
+    conn: AsyncConnection, email: str, *, lock: bool = False
+) -> Account | None:
+    return await _account_where(conn, users.c.email == email, lock)
+
+
+async def account_by_google(conn: AsyncConnection, sub: str) -> Account | None:
+    return await _account_where(conn, users.c.google_sub == sub, False)
+
+
+async def insert_account(conn: AsyncConnection, account: Account) -> None:
+    """A new row; a taken email or Google identity raises ``IntegrityError``."""
+    await conn.execute(
+        users.insert().values(
+            id=account.user_id,
+            email=account.email,
+            display_name=account.display_name,
+            password_hash=account.password_hash,
+            google_sub=account.google_sub,
+            roles=roles_text(account.roles),
+            created_at=account.created_at,
+            email_verified=account.email_verified,
+        )
+    )
+
+
+async def update_account(
+    conn: AsyncConnection,
+    user_id: str,
+    *,
+    display_name: str | None = None,
+    password_hash: str | None = None,
+    roles: Sequence[Role] | None = None,
+    email_verified: bool | None = None,
+    google_sub: str | None = None,
+) -> None:
+    """Set the given columns (those left at None keep their value)."""
+    values: dict[str, Any] = {}
+    if display_name is not None:
+        values["display_name"] = display_name
+    if password_hash is not None:
+        values["password_hash"] = password_hash
+    if roles is not None:
+        values["roles"] = roles_text(roles)
+    if email_verified is not None:
+        values["email_verified"] = email_verified
+    if google_sub is not None:
+        values["google_sub"] = google_sub
+    await conn.execute(users.update().where(users.c.id == user_id).values(values))
+
+
+async def take_over(
+    conn: AsyncConnection, user_id: str, sub: str, name: str, now_ms: int
+) -> list[str]:
+    """Give an unverified account to its Google-verified owner: link it, mark it
+    verified, drop the password, void its links and revoke its refresh tokens. The
+    families whose access tokens must be revoked too are returned."""
+    await conn.execute(
+        users.update()
+        .where(users.c.id == user_id)
+        .values(google_sub=sub, email_verified=True, password_hash=None, display_name=name)
+    )
+    await conn.execute(
+        email_tokens.update()
+        .where(email_tokens.c.user_id == user_id, email_tokens.c.used_at.is_(None))
+        .values(used_at=now_ms)
+    )
+    live = refresh_tokens.c.user_id == user_id, refresh_tokens.c.revoked_at.is_(None)
+    families = (
+        (await conn.execute(sa.select(refresh_tokens.c.family_id).where(*live).distinct()))
+        .scalars()
+        .all()
+    )
+    await conn.execute(refresh_tokens.update().where(*live).values(revoked_at=now_ms))
+    return list(families)
+
+
+async def search_accounts(
+    conn: AsyncConnection, literal: str, limit: int, offset: int
+) -> list[Account]:
+    """Accounts whose email or lower-cased display name contains ``literal`` (already
+    LIKE-escaped); prefix matches first, then by name."""
+    name = sa.func.lower(users.c.display_name)
+    inside, prefix = f"%{literal}%", f"{literal}%"
+    found = (
+        sa.select(users)
+        .where(sa.or_(users.c.email.like(inside, escape="\\"), name.like(inside, escape="\\")))
+        .order_by(
+            sa.case(
+                (
+                    sa.or_(users.c.email.like(prefix, escape="\\"), name.like(prefix, escape="\\")),
+                    0,
+                ),
+                else_=1,
+            ),
+            name,
+            users.c.id,
+        )
+        .limit(limit)
+        .offset(offset)
+    )
+    return [_account(row) for row in (await conn.execute(found)).all()]
+
+
+# --- verification links ---------------------------------------------------------------
+
+
+async def insert_email_token(
+    conn: AsyncConnection, token_hash: str, user_id: str, now_ms: int, expires_at: int
+) -> None:
+    await conn.execute(
+        email_tokens.insert().values(
+            token_hash=token_hash, user_id=user_id, created_at=now_ms, expires_at=expires_at
+        )
+    )
+
+
+async def email_token(conn: AsyncConnection, token_hash: str) -> EmailToken | None:
+    """The link stored under ``token_hash``, row-locked."""
+    query = sa.select(email_tokens).where(email_tokens.c.token_hash == token_hash)
+    row = (await conn.execute(query.with_for_update())).first()
+    if row is None:
+        return None
+    return EmailToken(
+        token_hash=row.token_hash,
+        user_id=row.user_id,
+        expires_at=row.expires_at,
+        used_at=row.used_at,
+    )
+
+
+async def use_email_token(conn: AsyncConnection, token_hash: str, now_ms: int) -> bool:
+    """Mark the link used if nobody has; False when someone did first."""
+    marked = await conn.execute(
+        email_tokens.update()
+        .where(email_tokens.c.token_hash == token_hash, email_tokens.c.used_at.is_(None))
+        .values(used_at=now_ms)
+    )
+    return marked.rowcount == 1
+
+
+# --- refresh tokens -------------------------------------------------------------------
+
+
+async def insert_refresh_token(
+    conn: AsyncConnection,
+    token_hash: str,
+    family_id: str,
+    user_id: str,
+    now_ms: int,
+    expires_at: int,
+) -> None:
+    await conn.execute(
+        refresh_tokens.insert().values(
+            token_hash=token_hash,
+            family_id=family_id,
+            user_id=user_id,
+            created_at=now_ms,
+            expires_at=expires_at,
+        )
+    )
+
+
+def _refresh_token(row: Any) -> RefreshToken:
+    return RefreshToken(
+        token_hash=row.token_hash,
+        family_id=row.family_id,
+        user_id=row.user_id,
+        expires_at=row.expires_at,
+        used_at=row.used_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+async def refresh_token(
+    conn: AsyncConnection, token_hash: str, *, lock: bool = False
+) -> RefreshToken | None:
+    query = sa.select(refresh_tokens).where(refresh_tokens.c.token_hash == token_hash)
+    if lock:
+        query = query.with_for_update()
+    row = (await conn.execute(query)).first()
+    return None if row is None else _refresh_token(row)
+
+
+async def use_refresh_token(conn: AsyncConnection, token_hash: str, now_ms: int) -> bool:
+    """Compare-and-set on ``used_at``: of two racing uses exactly one gets True; the
+    other is, by definition, a reuse."""
+    marked = await conn.execute(
+        refresh_tokens.update()
+        .where(
+            refresh_tokens.c.token_hash == token_hash,
+            refresh_tokens.c.used_at.is_(None),
+            refresh_tokens.c.revoked_at.is_(None),
+        )
+        .values(used_at=now_ms)
+    )
+    return marked.rowcount == 1
+
+
+async def revoke_family(conn: AsyncConnection, family_id: str, now_ms: int) -> None:
+    await conn.execute(
+        refresh_tokens.update()
+        .where(refresh_tokens.c.family_id == family_id, refresh_tokens.c.revoked_at.is_(None))
+        .values(revoked_at=now_ms)
+    )
+
+
+# --- host requests --------------------------------------------------------------------
+
+
+def _host_request_query() -> sa.Select[Any]:
+    return sa.select(host_requests, users.c.display_name).join(
+        users, users.c.id == host_requests.c.user_id
+    )
+
+
+def _host_request(row: Any, display_name: str | None = None) -> HostRequestRecord:
+    """The record of a request row; ``display_name`` for rows read without the join."""
+    return HostRequestRecord(
+        request_id=row.id,
+        user_id=row.user_id,
+        display_name=row.display_name if display_name is None else display_name,
+        note=row.note,
+        status=cast(RequestStatus, row.status),
+        created_at=row.created_at,
+        decided_by=row.decided_by,
+        decided_at=row.decided_at,
+        reason=row.reason,
+    )
+
+
+async def host_request(conn: AsyncConnection, request_id: str) -> HostRequestRecord | None:
+    query = _host_request_query().where(host_requests.c.id == request_id)
+    row = (await conn.execute(query)).first()
+    return None if row is None else _host_request(row)
+
+
+async def locked_host_request(conn: AsyncConnection, request_id: str) -> HostRequestRecord | None:
+    """The request row-locked, before it is decided (display name not joined: "")."""
+    query = sa.select(host_requests).where(host_requests.c.id == request_id).with_for_update()
+    row = (await conn.execute(query)).first()
+    return None if row is None else _host_request(row, display_name="")
+
+
+async def pending_host_request(conn: AsyncConnection, user_id: str) -> HostRequestRecord | None:
+    query = _host_request_query().where(
+        host_requests.c.user_id == user_id, host_requests.c.status == "pending"
+    )
+    row = (await conn.execute(query)).first()
+    return None if row is None else _host_request(row)
+
+
+async def insert_host_request(
+    conn: AsyncConnection, request_id: str, user_id: str, note: str, now_ms: int
+) -> None:
+    """A pending request; a second pending one for the user raises ``IntegrityError``."""
+    await conn.execute(
+        host_requests.insert().values(
+            id=request_id, user_id=user_id, note=note, status="pending", created_at=now_ms
+        )
+    )
+
+
+async def decide_host_request(
+    conn: AsyncConnection,
+    request_id: str,
+    status: RequestStatus,
+    admin_id: str,
+    now_ms: int,
+    reason: str,
+) -> bool:
+    """Decide the request if it is still pending; False when it was decided already."""
+    decided = await conn.execute(
+        host_requests.update()
+        .where(host_requests.c.id == request_id, host_requests.c.status == "pending")
+        .values(status=status, decided_by=admin_id, decided_at=now_ms, reason=reason)
+    )
+    return decided.rowcount == 1
+
+
+async def host_requests_page(
+    conn: AsyncConnection, status: RequestStatus | None, limit: int, offset: int
+) -> list[HostRequestRecord]:
+    """Pending requests oldest first (a queue); decided ones newest first (history)."""
+    query = _host_request_query()
+    if status is not None:
+        query = query.where(host_requests.c.status == status)
+    if status == "pending":
+        query = query.order_by(host_requests.c.created_at, host_requests.c.id)
+    else:
+        query = query.order_by(host_requests.c.created_at.desc(), host_requests.c.id)
+    rows = (await conn.execute(query.limit(limit).offset(offset))).all()
+    return [_host_request(row) for row in rows]

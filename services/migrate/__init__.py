@@ -1,0 +1,1 @@
+"""Schema migrations as a one-shot command (the Kubernetes migration Job)."""

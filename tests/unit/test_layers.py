@@ -1,0 +1,79 @@
+"""The dependency rule of docs/architecture.md: imports point down the layers only.
+
+games (pure rules) <- proto (contracts) <- bus (runner, client, store) <- services.
+A service never imports another service: they talk over NATS. Checked on the source,
+so a stray import fails here, not in a code review.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBS = ROOT / "libs" / "kalaro"
+
+# Third-party I/O a pure rules package has no business with.
+_IO = ("nats", "redis", "hiredis", "sqlalchemy", "litestar", "httpx", "websockets", "asyncio")
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _offending(folder: Path, forbidden: tuple[str, ...]) -> list[str]:
+    bad = []
+    for path in _files(folder):
+        for name in _imports(path):
+            if any(name == f or name.startswith(f + ".") for f in forbidden):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    return bad
+
+
+def test_rules_are_pure() -> None:
+    forbidden = ("kalaro.bus", "kalaro.proto", "kalaro.client", "kalaro.bots", "services", *_IO)
+    assert _offending(LIBS / "games", forbidden) == []
+
+
+def test_contracts_know_no_transport() -> None:
+    forbidden = ("kalaro.bus", "kalaro.client", "services", "nats", "redis", "sqlalchemy")
+    assert _offending(LIBS / "proto", forbidden) == []
+
+
+def test_the_bus_knows_no_service() -> None:
+    assert _offending(LIBS / "bus", ("services",)) == []
+
+
+SERVICES = sorted(p.name for p in (ROOT / "services").iterdir() if (p / "__init__.py").exists())
+
+
+@pytest.mark.parametrize("service", [s for s in SERVICES if s != "migrate"])
+def test_services_talk_over_nats_not_imports(service: str) -> None:
+    others = tuple(f"services.{s}" for s in SERVICES if s != service)
+    assert _offending(ROOT / "services" / service, others) == []
+
+
+def test_the_checks_see_real_imports() -> None:
+    # The rule above would pass on an empty walk; make sure it reads what it should.
+    assert "kalaro.games.tongits.state" in _imports(
+        LIBS / "games" / "tongits" / "engine.py"
+    ) or any(
+        name.startswith("kalaro.games")
+        for name in _imports(LIBS / "games" / "tongits" / "engine.py")
+    )
+    assert any(
+        name.startswith("services.gateway")
+        for name in _imports(ROOT / "services" / "gateway" / "app.py")
+    )
