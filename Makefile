@@ -45,7 +45,7 @@ browser-deps: ## Chromium + CJK fonts for the browser tests (Debian packages; no
 # pyproject's addopts deselect the `deep` marker; HYPOTHESIS_PROFILE picks the Hypothesis
 # profile (tests/conftest.py: dev/ci short sweeps, deep thorough).
 # Two lanes at once (tests/lanes.py: services | browser + chaos); KALARO_TEST_LANES=1
-# runs them one after the other.
+# runs them one after the other; a failed test runs once more alone ([lanes] FLAKY).
 test: setup browser-deps ## The whole suite: unit, integration (real NATS/Redis/SQL), e2e, browser, short chaos (no deep sweeps)
 	$(PY) -m tests.lanes
 
