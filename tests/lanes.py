@@ -64,9 +64,10 @@ TESTS_FAILED = 1
 
 
 def _command(lane: Lane, extra: list[str], scratch: Path) -> list[str]:
-    # Each lane its own cache, so the retry knows exactly which of its tests failed.
+    # Each lane its own cache, so the retry knows exactly which of its tests failed; the
+    # slowest tests are listed so a CI machine's slowness shows where it bites.
     return [
-        sys.executable, "-m", "pytest", *lane.args, *extra,
+        sys.executable, "-m", "pytest", *lane.args, "--durations=12", *extra,
         f"--basetemp={scratch / lane.name}", "-o", f"cache_dir={scratch / (lane.name + '-cache')}",
     ]  # fmt: skip
 
