@@ -198,6 +198,18 @@ class ConnectionLog:
         if isinstance(exc, _CONNECTION_ERRORS):
             self.failures += 1
             now = self._clock()
+            if self._nc is None:
+                # Still starting, with a server that takes TCP (connect() probed that):
+                # a certificate it cannot verify, a wrong password... Say why we wait.
+                if self.failures == 1 or now - self._last_reminder >= _OUTAGE_REMINDER_EVERY:
+                    self._last_reminder = now
+                    log.warning(
+                        "%s: cannot connect to NATS yet (%d attempts; last: %s); retrying",
+                        self.name,
+                        self.failures,
+                        _describe(exc),
+                    )
+                return
             if self.down_since is not None and now - self._last_reminder >= _OUTAGE_REMINDER_EVERY:
                 self._last_reminder = now
                 log.warning(

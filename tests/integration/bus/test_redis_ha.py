@@ -27,6 +27,7 @@ from kalaro.bus.redislink import (
     _Address,
 )
 from kalaro.devstack import ServerProcess, find_binary, free_port
+from tests.certificates import self_signed
 
 MASTER = "kalaro-test"
 
@@ -327,19 +328,6 @@ async def test_protected_mode_denial_reaches_the_caller_verbatim(tmp_path: Path)
 # --- TLS --------------------------------------------------------------------------------
 
 
-def _certificates(where: Path) -> tuple[Path, Path]:
-    done = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(where / "key.pem"), "-out", str(where / "cert.pem"),
-         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-        capture_output=True,
-        check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"openssl could not make a certificate: {done.stderr.decode()[-200:]}")
-    return where / "cert.pem", where / "key.pem"
-
-
 def _built_with_tls(binary: str) -> bool:
     # A Redis built without TLS stops at the tls-port directive; one with TLS reads past it
     # and stops at the made-up one instead (nothing starts either way).
@@ -354,7 +342,7 @@ async def test_rediss_uses_the_tls_options(tmp_path: Path, unique: str) -> None:
     binary = find_binary("redis-server")
     if not _built_with_tls(binary):
         pytest.skip(f"{binary} was built without TLS support; a Redis with TLS runs this test")
-    cert, key = _certificates(tmp_path)
+    cert, key = self_signed(tmp_path)
     port = free_port()
     server = _Redis(
         tmp_path / "tls", "--tls-port", str(port), "--tls-cert-file", str(cert),
