@@ -10,6 +10,7 @@ the URL's user and password; ``rediss://`` connects with the CA from the TLS opt
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import subprocess
 import time
@@ -233,6 +234,30 @@ async def test_a_sentinel_that_does_not_answer_is_skipped(group: _Group, unique:
             await direct.aclose()
     finally:
         await link.aclose()
+
+
+async def test_a_user_the_acl_denies_role_trusts_the_sentinels(
+    group: _Group, unique: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A managed Redis may give the application a user without @admin, so ROLE answers
+    NOPERM: the client then takes the sentinels' word for the master and works."""
+    admin = RedisLink(group.master.url)
+    await admin.execute(
+        "ACL", "SETUSER", "app", "on", ">app-pw", "~*", "&*", "+@all", "-role"
+    )  # fmt: skip
+    hosts = ",".join(f"127.0.0.1:{s.port}" for s in group.sentinels)
+    link = RedisLink(f"redis+sentinel://app:app-pw@{hosts}/{MASTER}", connect_timeout=1)
+    caplog.set_level(logging.INFO, logger="kalaro.redis")
+    try:
+        with pytest.raises(ResponseError, match="NOPERM"):
+            await link.execute("ROLE")  # the user really may not ask
+        assert await link.set(f"{unique}:k", b"v")
+        assert await link.execute("ACL", "WHOAMI") == b"app"
+        assert await admin.get(f"{unique}:k") == b"v"  # written on the master
+        assert "ROLE not permitted; trusting the sentinels" in caplog.text
+    finally:
+        await link.aclose()
+        await admin.aclose()
 
 
 async def test_an_unknown_master_name_says_so(group: _Group) -> None:
