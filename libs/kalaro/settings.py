@@ -57,6 +57,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ws_compression: bool = False
     # Clients ping at least this often; a socket silent for three heartbeats is closed.
     ws_heartbeat_seconds: int = 20
+    # A request's headers must arrive within this many seconds of the connection (or of
+    # the request's first byte), or the gateway answers 408 and closes: a client that
+    # sends nothing, or a byte at a time, does not hold a connection for ever.
+    http_header_timeout_seconds: float = 10.0
     # REST rate limits (per gateway process, in-process token buckets): requests a second
     # and burst per signed-in user, and per client address (every HTTP request, signed
     # in or not). Over either, 429 with Retry-After. 0 turns a limit off.

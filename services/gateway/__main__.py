@@ -21,6 +21,16 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def _http_protocol(settings: Settings) -> Any:
+    """httptools with a deadline for the request headers (httpserver); uvicorn's own
+    h11 only where httptools is not installed (it is in the lock)."""
+    if not _has("httptools"):
+        return "h11"
+    from services.gateway.httpserver import http_with_header_deadline
+
+    return http_with_header_deadline(settings.http_header_timeout_seconds)
+
+
 def server_config(app: Litestar, settings: Settings, **overrides: Any) -> uvicorn.Config:
     """How uvicorn serves the gateway (tests serve it the same way)."""
     options: dict[str, Any] = {
@@ -31,7 +41,7 @@ def server_config(app: Litestar, settings: Settings, **overrides: Any) -> uvicor
         # trusted_proxies (security.client_address); uvicorn must leave the peer alone.
         "proxy_headers": False,
         "loop": "uvloop" if _has("uvloop") else "asyncio",
-        "http": "httptools" if _has("httptools") else "h11",
+        "http": _http_protocol(settings),
         "ws_per_message_deflate": settings.ws_compression,
         # /ws is our own protocol (wsserver), unless compression is wanted: then uvicorn's.
         "ws": "auto" if settings.ws_compression else websockets_for(app),

@@ -1,0 +1,86 @@
+"""The gateway's deadline for request headers (services.gateway.httpserver), in a real
+gateway over raw TCP: a connection that sends nothing, or its headers a byte at a time,
+gets 408 and is closed at the deadline; a prompt request, the next one on a kept-alive
+connection, and a WebSocket open far longer than the deadline are not touched."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from nats.aio.client import Client as NATS
+
+from kalaro.bus.redislink import RedisLink
+from kalaro.devstack import NatsServer
+from kalaro.wsframes import PING, PONG
+from services.gateway.httpserver import TIMEOUTS
+from tests.integration.gateway.test_wsserver import frame, handshake, raw
+from tests.integration.gateway.world import World, world_of
+
+DEADLINE = 1.0
+
+
+@pytest.fixture
+async def world(
+    nc: NATS, redis: RedisLink, nats_server: NatsServer, unique: str
+) -> AsyncIterator[World]:
+    async with world_of(nc, redis, nats_server, unique, http_header_timeout_seconds=DEADLINE) as w:
+        yield w
+
+
+async def test_a_connection_that_sends_nothing_gets_408_at_the_deadline(world: World) -> None:
+    cut = TIMEOUTS.cut
+    started = time.monotonic()
+    async with raw(world, b"") as client:
+        answer = await asyncio.wait_for(client.reader.read(), DEADLINE + 5)  # to the end
+    waited = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
+    assert b"connection: close" in answer
+    assert DEADLINE * 0.9 <= waited < DEADLINE + 3, waited
+    assert TIMEOUTS.cut == cut + 1
+
+
+async def test_headers_sent_a_byte_at_a_time_are_cut_at_the_deadline(world: World) -> None:
+    started = time.monotonic()
+    async with raw(world, b"GET /healthz HTTP/1.1\r\nHost: test\r\nX-Slow: ") as client:
+        answer = b""
+        for _ in range(int(DEADLINE * 20)):  # one byte every 0.15 s: 3x the deadline
+            try:
+                client.writer.write(b"a")
+                await client.writer.drain()
+            except ConnectionError:
+                break
+            try:
+                answer += await asyncio.wait_for(client.reader.read(4096), 0.15)
+            except TimeoutError:
+                continue
+            if client.reader.at_eof():
+                break
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert time.monotonic() - started < DEADLINE + 3
+
+
+async def test_a_prompt_request_and_the_next_on_the_same_connection_are_served(
+    world: World,
+) -> None:
+    request = b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n"
+    async with raw(world, request) as client:
+        assert (await client.read_head()).startswith("HTTP/1.1 200 ")
+        # Idle longer than the header deadline (shorter than uvicorn's keep-alive of 5 s):
+        # the deadline ended with the first request's headers.
+        await asyncio.sleep(DEADLINE * 1.5)
+        await client.reader.read(4096)  # the first response's body
+        client.writer.write(request)
+        assert (await asyncio.wait_for(client.read_head(), 5)).startswith("HTTP/1.1 200 ")
+
+
+async def test_a_websocket_lives_on_past_the_deadline(world: World) -> None:
+    auth = f"Authorization: Bearer {world.token('Ana')}\r\n"
+    async with raw(world, handshake(extra=auth)) as client:
+        assert (await client.read_head()).startswith("HTTP/1.1 101 ")
+        await client.until(lambda: bool(client.messages))  # the welcome
+        await asyncio.sleep(DEADLINE * 2)
+        client.writer.write(frame(PING, b"still here"))
+        await client.until(lambda: (PONG, b"still here") in client.controls)

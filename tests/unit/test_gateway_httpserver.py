@@ -1,0 +1,33 @@
+"""The header deadline's log: a line an operator can act on, not one per connection."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from services.gateway.httpserver import _LOG_EVERY_SECONDS, _TimeoutLog, http_with_header_deadline
+
+
+def test_cut_connections_are_logged_at_most_once_a_minute(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="kalaro.gateway.http")
+    timeouts = _TimeoutLog()
+    for port in (1, 2, 3):
+        timeouts.record(("203.0.113.7", port), 10.0)
+    assert timeouts.cut == 3
+    assert len(caplog.records) == 1
+    assert "closed 1 connection(s)" in caplog.records[0].getMessage()
+    assert "203.0.113.7:1" in caplog.records[0].getMessage()
+    timeouts._last -= _LOG_EVERY_SECONDS  # a minute later
+    timeouts.record(None, 10.0)
+    assert len(caplog.records) == 2
+    assert "closed 3 connection(s)" in caplog.records[1].getMessage()  # two unlogged + this
+    assert "latest from ?" in caplog.records[1].getMessage()
+
+
+def test_the_deadline_must_be_positive() -> None:
+    assert http_with_header_deadline(2.5).header_seconds == 2.5  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="positive"):
+        http_with_header_deadline(0)
