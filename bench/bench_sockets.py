@@ -139,6 +139,8 @@ async def main_async(args: argparse.Namespace) -> int:
     var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
     os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
     os.environ.update(KALARO_REST_ADDRESS_RATE="0", KALARO_REST_USER_RATE="0")
+    # Every idle socket is one player's: lift the per-account socket limit (16).
+    os.environ.update(KALARO_WS_SOCKETS_PER_USER="0")
     stack = Stack(var)
     stack.start_infrastructure()
     clients: list[subprocess.Popen[str]] = []

@@ -57,6 +57,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ws_compression: bool = False
     # Clients ping at least this often; a socket silent for three heartbeats is closed.
     ws_heartbeat_seconds: int = 20
+    # Sockets one account may hold open on one gateway process (tabs, devices); one more
+    # is refused with an error frame and close code 1008. 0: no limit.
+    ws_sockets_per_user: int = 16
     # A request's headers must arrive within this many seconds of the connection (or of
     # the request's first byte), or the gateway answers 408 and closes: a client that
     # sends nothing, or a byte at a time, does not hold a connection for ever.

@@ -352,6 +352,29 @@ class Hub:
         self._feeds: dict[str, TableFeed] = {}
         self._lock = asyncio.Lock()
         self.connections: set[Connection] = set()  # every open socket, for the reaper
+        self._open_by_user: dict[str, int] = {}
+
+    def admit(self, conn: Connection, per_user: int) -> bool:
+        """Count a signed-in socket in, unless its account already holds ``per_user``
+        here (0: no limit): one token must not hold a process's memory and descriptors."""
+        held = self._open_by_user.get(conn.user_id, 0)
+        if per_user and held >= per_user:
+            return False
+        self._open_by_user[conn.user_id] = held + 1
+        self.connections.add(conn)
+        return True
+
+    def discard(self, conn: Connection) -> None:
+        """A socket admitted here has gone."""
+        if conn not in self.connections:
+            return
+        self.connections.discard(conn)
+        held = self._open_by_user.pop(conn.user_id, 1) - 1
+        if held > 0:
+            self._open_by_user[conn.user_id] = held
+
+    def sockets_of(self, user_id: str) -> int:
+        return self._open_by_user.get(user_id, 0)
 
     async def mark_watched(self, table_ids: list[str]) -> None:
         """Tell the engines these tables have a spectator here (for the next TTL)."""

@@ -142,7 +142,7 @@ class Session:
         if self._handler is not None:
             self._handler.cancel()
         self._inbox.clear()
-        self.hub.connections.discard(self.conn)
+        self.hub.discard(self.conn)
         self.conn.on_close = None  # closing is under way: nothing more to stop
         self.conn.close()
         await self.hub.leave_all(self.conn)
@@ -286,6 +286,20 @@ def bearer_token(
     return "", None
 
 
+class TooManySockets(Exception):
+    """The account already holds its share of this gateway's sockets."""
+
+    code = codes.RATE_LIMITED
+    close_code = 1008  # policy violation: the client should not simply retry at once
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"this account already has {limit} sockets open; close one")
+        self.message = str(self)
+
+    def error_frame(self) -> bytes:
+        return _encode(w.Error(code=self.code, message=self.message))
+
+
 def open_session(
     state: Any,
     claims: AccessClaims,
@@ -293,12 +307,17 @@ def open_session(
     write_now: Callable[[list[bytes]], bool] | None,
     on_close: Callable[[], None],
 ) -> Session:
-    """A signed-in socket joins the hub and is welcomed (``state``: the app's state)."""
+    """A signed-in socket joins the hub and is welcomed (``state``: the app's state).
+
+    Raises :class:`TooManySockets` when the account holds its limit here already."""
     conn = Connection(claims.user_id, claims.name, send, claims.session, write_now)
+    hub: Hub = state.hub
+    limit = state.settings.ws_sockets_per_user
+    if not hub.admit(conn, limit):
+        log.warning("refused a socket of %s: %d open here already", claims.user_id, limit)
+        raise TooManySockets(limit)
     conn.on_close = on_close
     conn.start()
-    hub: Hub = state.hub
-    hub.connections.add(conn)
     session = Session(state.nc, hub, conn, claims)
     session.send(
         w.Welcome(user_id=claims.user_id, heartbeat_seconds=state.settings.ws_heartbeat_seconds)
@@ -344,7 +363,12 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         # Closing the connection (slow, idle, signed out) cancels this task: it says goodbye.
         reader.cancel()
 
-    session = open_session(state, claims, send_frame, None, stop_reading)
+    try:
+        session = open_session(state, claims, send_frame, None, stop_reading)
+    except TooManySockets as refused:
+        await send({"type": "websocket.send", "text": refused.error_frame().decode()})
+        await send({"type": "websocket.close", "code": refused.close_code, "reason": refused.code})
+        return
     conn = session.conn
     try:
         while True:

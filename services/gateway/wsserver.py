@@ -46,7 +46,7 @@ from kalaro.wsframes import (
     text_frame,
 )
 from services.gateway.limits import redact
-from services.gateway.ws import Session, bearer_token, open_session
+from services.gateway.ws import Session, TooManySockets, bearer_token, open_session
 
 log = logging.getLogger("kalaro.gateway.ws")
 
@@ -275,7 +275,12 @@ class GatewayWebSocket(asyncio.Protocol):
             self._opening = None
         if self._state != _OPEN:
             return  # closed while the token was checked
-        session = open_session(state, claims, self._send, self._write_frames, self._close_now)
+        try:
+            session = open_session(state, claims, self._send, self._write_frames, self._close_now)
+        except TooManySockets as refused:
+            self._write(text_frame(refused.error_frame()))
+            self.close(refused.close_code, refused.code)
+            return
         self._session = session
         early, self._early = self._early or [], None
         for raw in early:
