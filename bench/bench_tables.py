@@ -528,6 +528,8 @@ async def _main_async(args: argparse.Namespace, anchor: ColyseusAnchor | None) -
     # Thousands of simulated players on one address, three of them sitting at every one
     # of hundreds of tables in seconds: no per-address or per-user REST limit here.
     os.environ.update(KALARO_REST_ADDRESS_RATE="0", KALARO_REST_USER_RATE="0")
+    # The same three players hold a socket at every table: no per-account socket limit.
+    os.environ.update(KALARO_WS_SOCKETS_PER_USER="0")
     stack = Stack(var)
     stack.start_infrastructure()
     try:
