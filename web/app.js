@@ -66,6 +66,9 @@ function ensureSocket() {
     conn.title = { open: "Connected", reconnecting: "Reconnecting…", connecting: "Connecting…" }[status] || status;
     conn.setAttribute("aria-label", conn.title);
   });
+  socket.on("too-many-sockets", () => {
+    toast("This account has too many KaLaro tabs or devices open. Close one; this tab keeps trying.", "error");
+  });
   socket.on("signed-out", () => {
     toast("Your session ended. Please sign in again.", "error");
     app.navigate("/sign-in");

@@ -36,6 +36,7 @@ export class GameSocket {
     this.reconnectTimer = 0;
     this.status = "idle";
     this.refreshToken = false; // the server refused our token: refresh before reconnecting
+    this.crowded = false; // refused for too many sockets: said once until a welcome
     this.onOnline = () => this.reconnectNow();
   }
 
@@ -155,6 +156,12 @@ export class GameSocket {
       case "error":
         // Refused at connect (expired token): the close (4401) that follows reconnects.
         if (frame.code === "token_expired" || frame.code === "invalid_token") this.refreshToken = true;
+        // Refused at connect: the account holds its share of sockets (close 1008 follows,
+        // and the socket keeps trying with backoff). Said once until a welcome.
+        if (frame.code === "rate_limited" && this.status !== "open" && !this.crowded) {
+          this.crowded = true;
+          this.emit("too-many-sockets", frame);
+        }
         break;
       default:
         break;
@@ -165,6 +172,7 @@ export class GameSocket {
 
   onWelcome(frame) {
     this.backoff = 500;
+    this.crowded = false;
     this.heartbeatMs = Math.max(5, frame.heartbeat_seconds || 20) * 1000;
     clearInterval(this.pingTimer);
     this.pingTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
