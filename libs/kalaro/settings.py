@@ -60,10 +60,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # Sockets one account may hold open on one gateway process (tabs, devices); one more
     # is refused with an error frame and close code 1008. 0: no limit.
     ws_sockets_per_user: int = 16
-    # A request's headers must arrive within this many seconds of the connection (or of
-    # the request's first byte), or the gateway answers 408 and closes: a client that
-    # sends nothing, or a byte at a time, does not hold a connection for ever.
-    http_header_timeout_seconds: float = 10.0
+    # A request (headers and body) must arrive within this many seconds of the connection
+    # (or of the request's first byte), or the gateway answers 408 and closes: a client
+    # that sends nothing, or a byte at a time, does not hold a connection for ever.
+    http_request_timeout_seconds: float = 10.0
     # REST rate limits (per gateway process, in-process token buckets): requests a second
     # and burst per signed-in user, and per client address (every HTTP request, signed
     # in or not). Over either, 429 with Retry-After. 0 turns a limit off.

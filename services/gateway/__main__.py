@@ -26,9 +26,9 @@ def _http_protocol(settings: Settings) -> Any:
     h11 only where httptools is not installed (it is in the lock)."""
     if not _has("httptools"):
         return "h11"
-    from services.gateway.httpserver import http_with_header_deadline
+    from services.gateway.httpserver import http_with_request_deadline
 
-    return http_with_header_deadline(settings.http_header_timeout_seconds)
+    return http_with_request_deadline(settings.http_request_timeout_seconds)
 
 
 def server_config(app: Litestar, settings: Settings, **overrides: Any) -> uvicorn.Config:

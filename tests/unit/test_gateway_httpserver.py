@@ -1,4 +1,4 @@
-"""The header deadline's log: a line an operator can act on, not one per connection."""
+"""The request deadline's log: a line an operator can act on, not one per connection."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from services.gateway.httpserver import _LOG_EVERY_SECONDS, _TimeoutLog, http_with_header_deadline
+from services.gateway.httpserver import _LOG_EVERY_SECONDS, _TimeoutLog, http_with_request_deadline
 
 
 def test_cut_connections_are_logged_at_most_once_a_minute(
@@ -28,6 +28,6 @@ def test_cut_connections_are_logged_at_most_once_a_minute(
 
 
 def test_the_deadline_must_be_positive() -> None:
-    assert http_with_header_deadline(2.5).header_seconds == 2.5  # type: ignore[attr-defined]
+    assert http_with_request_deadline(2.5).request_seconds == 2.5  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="positive"):
-        http_with_header_deadline(0)
+        http_with_request_deadline(0)

@@ -1,7 +1,8 @@
-"""The gateway's deadline for request headers (services.gateway.httpserver), in a real
-gateway over raw TCP: a connection that sends nothing, or its headers a byte at a time,
-gets 408 and is closed at the deadline; a prompt request, the next one on a kept-alive
-connection, and a WebSocket open far longer than the deadline are not touched."""
+"""The gateway's deadline for a request to arrive (services.gateway.httpserver), in a
+real gateway over raw TCP: a connection that sends nothing, its headers a byte at a time
+or half its body, gets 408 and is closed at the deadline; a prompt request, a prompt
+body, the next request on a kept-alive connection, and a WebSocket open far longer than
+the deadline are not touched."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ DEADLINE = 1.0
 async def world(
     nc: NATS, redis: RedisLink, nats_server: NatsServer, unique: str
 ) -> AsyncIterator[World]:
-    async with world_of(nc, redis, nats_server, unique, http_header_timeout_seconds=DEADLINE) as w:
+    async with world_of(nc, redis, nats_server, unique, http_request_timeout_seconds=DEADLINE) as w:
         yield w
 
 
@@ -84,3 +85,28 @@ async def test_a_websocket_lives_on_past_the_deadline(world: World) -> None:
         await asyncio.sleep(DEADLINE * 2)
         client.writer.write(frame(PING, b"still here"))
         await client.until(lambda: (PONG, b"still here") in client.controls)
+
+
+SIGN_IN = "POST /api/auth/sign-in HTTP/1.1\r\nHost: test\r\ncontent-type: application/json\r\n"
+
+
+async def test_a_body_that_stops_halfway_gets_408_at_the_deadline(world: World) -> None:
+    started = time.monotonic()
+    head = f"{SIGN_IN}content-length: 100\r\n\r\n".encode()
+    async with raw(world, head + b'{"email": "a@b.c", ') as client:  # 20 of 100 bytes
+        answer = await asyncio.wait_for(client.reader.read(), DEADLINE + 5)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert DEADLINE * 0.9 <= time.monotonic() - started < DEADLINE + 3
+
+
+async def test_a_prompt_body_is_served_and_the_connection_kept(world: World) -> None:
+    body = b"{}"  # no email or password: refused by validation, promptly
+    request = f"{SIGN_IN}content-length: {len(body)}\r\n\r\n".encode() + body
+    async with raw(world, request) as client:
+        head = await client.read_head()
+        assert head.startswith("HTTP/1.1 400 "), head
+        length = int(head.lower().split("content-length: ")[1].split("\r\n")[0])
+        await client.reader.readexactly(length)
+        await asyncio.sleep(DEADLINE * 1.5)  # the deadline ended with the body
+        client.writer.write(b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert (await asyncio.wait_for(client.read_head(), 5)).startswith("HTTP/1.1 200 ")
