@@ -8,27 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
-from nats.aio.client import Client as NATS
 
-from kalaro.bus.redislink import RedisLink
-from kalaro.devstack import NatsServer
 from kalaro.wsframes import PING, PONG
 from services.gateway.httpserver import TIMEOUTS
 from tests.integration.gateway.test_wsserver import frame, handshake, raw
-from tests.integration.gateway.world import World, world_of
+from tests.integration.gateway.world import World
 
 DEADLINE = 1.0
 
 
 @pytest.fixture
-async def world(
-    nc: NATS, redis: RedisLink, nats_server: NatsServer, unique: str
-) -> AsyncIterator[World]:
-    async with world_of(nc, redis, nats_server, unique, http_request_timeout_seconds=DEADLINE) as w:
-        yield w
+def gateway_settings() -> dict[str, Any]:
+    return {"http_request_timeout_seconds": DEADLINE}
 
 
 async def test_a_connection_that_sends_nothing_gets_408_at_the_deadline(world: World) -> None:

@@ -5,27 +5,21 @@ and close code 1008; closing one makes room; other accounts are not affected."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
+from typing import Any
 
 import pytest
-from nats.aio.client import Client as NATS
 
-from kalaro.bus.redislink import RedisLink
-from kalaro.devstack import NatsServer
 from kalaro.wsframes import CLOSE
 from tests.integration.gateway.test_wsserver import Raw, frame, handshake, raw
-from tests.integration.gateway.world import World, world_of
+from tests.integration.gateway.world import World
 
 LIMIT = 3
 
 
 @pytest.fixture
-async def world(
-    nc: NATS, redis: RedisLink, nats_server: NatsServer, unique: str
-) -> AsyncIterator[World]:
-    async with world_of(nc, redis, nats_server, unique, ws_sockets_per_user=LIMIT) as w:
-        yield w
+def gateway_settings() -> dict[str, Any]:
+    return {"ws_sockets_per_user": LIMIT}
 
 
 async def _welcomed(client: Raw) -> Raw:
