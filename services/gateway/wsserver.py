@@ -45,7 +45,8 @@ from kalaro.wsframes import (
     frame_header,
     text_frame,
 )
-from services.gateway.limits import redact
+from services.gateway.limits import RateLimited, RateLimiter, redact
+from services.gateway.security import client_address
 from services.gateway.ws import Session, TooManySockets, bearer_token, open_session
 
 log = logging.getLogger("kalaro.gateway.ws")
@@ -72,9 +73,10 @@ def accept_key(key: str) -> str:
 
 
 class HandshakeRefused(Exception):
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, headers: bytes = b"") -> None:
         super().__init__(message)
         self.status, self.reason, self.message = status, reason, message
+        self.headers = headers  # extra response header lines, each ending in CRLF
 
 
 class Handshake(NamedTuple):
@@ -224,6 +226,12 @@ class GatewayWebSocket(asyncio.Protocol):
         except HandshakeRefused as refused:
             self._refuse(refused)
             return
+        try:
+            self._limit_address(headers)
+        except RateLimited as limited:
+            retry = f"Retry-After: {limited.retry_after}\r\n".encode()
+            self._refuse(HandshakeRefused(429, "Too Many Requests", str(limited), retry))
+            return
         token, subprotocol = bearer_token(headers, offered, query.encode("latin-1"))
         response = [
             b"HTTP/1.1 101 Switching Protocols",
@@ -244,11 +252,25 @@ class GatewayWebSocket(asyncio.Protocol):
         if self._received:
             self._reader.feed(self._received)
 
+    def _limit_address(self, headers: list[tuple[bytes, bytes]]) -> None:
+        """A handshake is an HTTP request: it takes a token from its address's bucket, as
+        every REST request does (so one address cannot open sockets without end)."""
+        state = self.app.state
+        limiter: RateLimiter | None = getattr(state, "address_limiter", None)
+        if limiter is None or self.transport is None:
+            return
+        peer = self.transport.get_extra_info("peername")
+        host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        forwarded = [v.decode("latin-1") for name, v in headers if name == b"x-forwarded-for"]
+        limiter.check(client_address(host, forwarded, getattr(state, "trusted_proxies", ())))
+
     def _refuse(self, refused: HandshakeRefused) -> None:
         peer = self.transport.get_extra_info("peername") if self.transport else None
         log.info("refused a WebSocket handshake from %s: %s", _address(peer), refused.message)
         body = refused.message.encode()
-        extra = b"Sec-WebSocket-Version: 13\r\n" if refused.status == 426 else b""
+        extra = refused.headers
+        if refused.status == 426:
+            extra += b"Sec-WebSocket-Version: 13\r\n"
         head = (
             f"HTTP/1.1 {refused.status} {refused.reason}\r\n"
             f"Content-Type: text/plain; charset=utf-8\r\nContent-Length: {len(body)}\r\n"
