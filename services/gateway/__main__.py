@@ -22,7 +22,7 @@ def _has(module: str) -> bool:
 
 
 def _http_protocol(settings: Settings) -> Any:
-    """httptools with a deadline for the request headers (httpserver); uvicorn's own
+    """httptools with a deadline for each request to arrive (httpserver); uvicorn's own
     h11 only where httptools is not installed (it is in the lock)."""
     if not _has("httptools"):
         return "h11"

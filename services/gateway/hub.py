@@ -373,9 +373,6 @@ class Hub:
         if held > 0:
             self._open_by_user[conn.user_id] = held
 
-    def sockets_of(self, user_id: str) -> int:
-        return self._open_by_user.get(user_id, 0)
-
     async def mark_watched(self, table_ids: list[str]) -> None:
         """Tell the engines these tables have a spectator here (for the next TTL)."""
         if self._redis is None or not table_ids:

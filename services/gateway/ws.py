@@ -314,7 +314,7 @@ def open_session(
     hub: Hub = state.hub
     limit = state.settings.ws_sockets_per_user
     if not hub.admit(conn, limit):
-        log.warning("refused a socket of %s: %d open here already", claims.user_id, limit)
+        log.info("refused a socket of %s: %d open here already", claims.user_id, limit)
         raise TooManySockets(limit)
     conn.on_close = on_close
     conn.start()
