@@ -34,6 +34,7 @@ from bench_tables import (
     CpuMeter,
     Phase,
     admin_and_players,
+    close_all,
     make_host,
     percentile,
     run_phase,
@@ -200,11 +201,7 @@ async def main_async(args: argparse.Namespace) -> int:
             if "lost 0" not in out:
                 print(f"  client {client.pid} lost sockets: {out.strip()}")
         clients = []
-        for driver in drivers:
-            for socket in driver.sockets.values():
-                await socket.close()
-        for client_ in [host, *players]:
-            await client_.close()
+        await close_all(drivers, [host, *players])
         print(f"load: {os.getloadavg()[0]:.1f} (1 min); service logs: {var}")
         return 0
     finally:

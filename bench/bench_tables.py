@@ -515,6 +515,15 @@ async def admin_and_players(stack: Stack) -> tuple[KalaroClient, list[KalaroClie
     return host, players
 
 
+async def close_all(drivers: list[TableDriver], clients: list[KalaroClient]) -> None:
+    """Close every table socket, then every client: the stack sees clean goodbyes."""
+    for driver in drivers:
+        for socket in driver.sockets.values():
+            await socket.close()
+    for client in clients:
+        await client.close()
+
+
 async def make_host(admin: KalaroClient, player: KalaroClient) -> None:
     """Grant ``player`` host access: tables are theirs to deal."""
     request = await player.request_host("load test")
@@ -571,11 +580,7 @@ async def _main_async(args: argparse.Namespace, anchor: ColyseusAnchor | None) -
             if errors:
                 print(f"first errors: {errors[:5]}")
             print_cpu([p for r in rounds for p in (r[0], r[2])])
-            for driver in drivers:
-                for socket in driver.sockets.values():
-                    await socket.close()
-            for client in [host, *players]:
-                await client.close()
+            await close_all(drivers, [host, *players])
             print(f"service logs: {var}")
             return 0
         phases = []
@@ -638,11 +643,7 @@ async def _main_async(args: argparse.Namespace, anchor: ColyseusAnchor | None) -
                 f"goal (500 tables, ~1,000 actions/s, p99 ≤ 20 ms, no errors): "
                 f"{'met' if ok else 'not met'}; Colyseus peer: 1,000/s, p50 0.7, p99 15–19 ms"
             )
-        for driver in drivers:
-            for socket in driver.sockets.values():
-                await socket.close()
-        for client in [host, *players]:
-            await client.close()
+        await close_all(drivers, [host, *players])
         print(f"service logs: {var}")
         return 0
     finally:
