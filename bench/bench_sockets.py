@@ -22,18 +22,16 @@ import random
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import uvloop
 
 from bench_tables import (
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
     CpuMeter,
     Phase,
     admin_and_players,
+    bench_stack,
     close_all,
     make_host,
     percentile,
@@ -42,7 +40,6 @@ from bench_tables import (
 )
 from kalaro.client.wire import Wire, open_wire
 from kalaro.devstack import wait_for_port
-from kalaro.launcher import Stack
 
 CLIENT_PROCESSES = 2
 PING_EVERY = 20.0  # one heartbeat, as clients do (the gateway closes after three)
@@ -137,12 +134,7 @@ async def paced(drivers, meter: CpuMeter, tables: int, seconds: float, name: str
 
 async def main_async(args: argparse.Namespace) -> int:
     raise_open_files(args.sockets + 4096)  # the services inherit it
-    var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
-    os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
-    os.environ.update(KALARO_REST_ADDRESS_RATE="0", KALARO_REST_USER_RATE="0")
-    # Every idle socket is one player's: lift the per-account socket limit (16).
-    os.environ.update(KALARO_WS_SOCKETS_PER_USER="0")
-    stack = Stack(var)
+    var, stack = bench_stack()  # every idle socket is one player's: no limits
     stack.start_infrastructure()
     clients: list[subprocess.Popen[str]] = []
     try:

@@ -497,6 +497,17 @@ async def main_async(args: argparse.Namespace) -> int:
             anchor.cleanup()
 
 
+def bench_stack() -> tuple[Path, Stack]:
+    """A scratch directory and the stack a bench starts there (not started yet), with the
+    services' limits off: thousands of simulated players on one address, the same three
+    sitting at every one of hundreds of tables (a socket each) within seconds."""
+    var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
+    os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
+    os.environ.update(KALARO_REST_ADDRESS_RATE="0", KALARO_REST_USER_RATE="0")
+    os.environ.update(KALARO_WS_SOCKETS_PER_USER="0")
+    return var, Stack(var)
+
+
 async def admin_and_players(stack: Stack) -> tuple[KalaroClient, list[KalaroClient]]:
     """The first admin, signed in once the gateway answers, and three new players."""
     base = f"http://127.0.0.1:{stack.http_port}"
@@ -532,14 +543,7 @@ async def make_host(admin: KalaroClient, player: KalaroClient) -> None:
 
 
 async def _main_async(args: argparse.Namespace, anchor: ColyseusAnchor | None) -> int:
-    var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
-    os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
-    # Thousands of simulated players on one address, three of them sitting at every one
-    # of hundreds of tables in seconds: no per-address or per-user REST limit here.
-    os.environ.update(KALARO_REST_ADDRESS_RATE="0", KALARO_REST_USER_RATE="0")
-    # The same three players hold a socket at every table: no per-account socket limit.
-    os.environ.update(KALARO_WS_SOCKETS_PER_USER="0")
-    stack = Stack(var)
+    var, stack = bench_stack()
     stack.start_infrastructure()
     try:
         stack.first_admin()
