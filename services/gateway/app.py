@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from kalaro.settings import Settings
 from services.gateway import limits, routes, routes_admin, routes_hands, routes_practice
 from services.gateway.apidoc import document_errors, document_limits
 from services.gateway.hub import Hub
+from services.gateway.local_moves import LocalMoves
 from services.gateway.presence import PresenceReporter
 from services.gateway.schema_page import OfflineDocsPlugin
 from services.gateway.security import KeyCache, trusted_networks
@@ -144,9 +145,20 @@ async def metrics() -> bytes:
 async def readyz(request: Request) -> Response[dict[str, object]]:  # type: ignore[type-arg]
     """Readiness: NATS connected and Redis (the session denylist) answering."""
     state = request.app.state
-    ready, results = await readiness(state.nc, {"redis": redis_ready(state.redis)})
+    checks = {"redis": redis_ready(state.redis)}
+    if state.tables_nc is not state.nc:
+        checks["nats-tables"] = _connected(state.tables_nc)
+    ready, results = await readiness(state.nc, checks)
     body: dict[str, object] = {"service": "gateway", "ready": ready, "checks": results}
     return Response(body, status_code=200 if ready else 503)
+
+
+def _connected(nc: NATS) -> Callable[[], Awaitable[None]]:
+    async def check() -> None:
+        if not nc.is_connected:
+            raise RuntimeError("not connected")
+
+    return check
 
 
 def _limit_unless_probe(request: Request) -> None:  # type: ignore[type-arg]
@@ -192,7 +204,17 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         app.state.key_cache = KeyCache(client, redis)
         app.state.trusted_proxies = trusted
         presence = PresenceReporter(client, refresh_seconds=settings.presence_refresh_seconds)
-        app.state.hub = Hub(client, presence, redis)
+        # With local moves, the tables' frames come and go on a connection of their own
+        # that never hears its own messages back (see local_moves.py).
+        tables = (
+            await connect(settings.nats_url, "gateway-tables", no_echo=True)
+            if settings.gateway_local_moves
+            else client
+        )
+        app.state.tables_nc = tables
+        app.state.hub = Hub(tables, presence, redis)
+        if settings.gateway_local_moves:
+            app.state.hub.local_moves = LocalMoves(tables, redis, app.state.hub, settings)
         _HUBS.add(app.state.hub)
         presence.start()
 
@@ -228,6 +250,8 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
                 await revocations.unsubscribe()
             await redis.aclose()
             await presence.stop()
+            if tables is not client:
+                await tables.drain()
             if own:
                 await client.drain()
 

@@ -33,6 +33,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 from nats.aio.client import Client as NATS
@@ -44,6 +45,9 @@ from kalaro.proto import subjects
 from kalaro.proto.lobby import TableInfo
 from kalaro.proto.ws import TableChanged
 from services.gateway.presence import PresenceReporter
+
+if TYPE_CHECKING:
+    from services.gateway.local_moves import LocalMoves
 
 log = logging.getLogger("kalaro.gateway.hub")
 
@@ -307,11 +311,16 @@ class TableFeed:
                 await self._subscriptions.pop(subject).unsubscribe()
         public = subjects.table_public(self.table_id)
         newly_watched = public in wanted and public not in self._subscriptions
+        added = False
         for subject, handler in wanted.items():
             if subject not in self._subscriptions:
                 self._subscriptions[subject] = await self._nc.subscribe(subject, cb=handler)
+                added = True
+        if added:
+            # The server has the subscriptions before the socket asks for the current
+            # view (on the gateway's other connection) or the table is marked watched.
+            await self._nc.flush()
         if newly_watched and self._mark_watched is not None:
-            await self._nc.flush()  # the server has the subscription before the mark
             await self._mark_watched([self.table_id])
 
     def _seat_handler(self, seat: int) -> Callable[[Msg], Awaitable[None]]:
@@ -352,6 +361,8 @@ class Hub:
         self._feeds: dict[str, TableFeed] = {}
         self._lock = asyncio.Lock()
         self.connections: set[Connection] = set()  # every open socket, for the reaper
+        # Moves of tables whose every seat is here, applied here (local_moves.py).
+        self.local_moves: LocalMoves | None = None
         self._open_by_user: dict[str, int] = {}
 
     def admit(self, conn: Connection, per_user: int) -> bool:

@@ -250,7 +250,10 @@ class Session:
             version=version,
             action=msgspec.Raw(_encode(action)),
         )
-        acted = await bus_request(self.nc, endpoints.engine_act(feed.game), message)
+        local = self.hub.local_moves
+        acted = await local.act(feed, message) if local is not None else None
+        if acted is None:
+            acted = await bus_request(self.nc, endpoints.engine_act(feed.game), message)
         self.send(w.Ack(ref=ref, version=acted.version))
 
 

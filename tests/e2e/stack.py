@@ -100,15 +100,30 @@ class Stack:
         )
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
 
-    def start(self, spec: ServiceSpec) -> None:
+    def start(self, spec: ServiceSpec, env: dict[str, str] | None = None) -> None:
+        """Run ``spec`` with the stack's environment (and ``env`` on top)."""
         log = open(self.root / f"{spec.name}.log", "ab")  # noqa: SIM115 - lives with the process
         self.processes[spec.name] = subprocess.Popen(
             [sys.executable, "-m", spec.module, *spec.args],
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             preexec_fn=die_with_parent,  # a killed test run leaves no services behind
         )
+
+    def start_gateway(self, name: str, **env: str) -> str:
+        """Another gateway process (``KALARO_*`` settings in ``env``), on a port of its
+        own: its base URL, once it answers."""
+        port = free_port()
+        self.start(ServiceSpec(name, "services.gateway"), {**env, "KALARO_HTTP_PORT": str(port)})
+        wait_for_port(port, timeout=30)
+        base_url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        with httpx.Client(base_url=base_url) as client:
+            while client.get("/readyz").status_code != 200:
+                assert time.monotonic() < deadline, f"{name} not ready:\n{self.log(name)[-3000:]}"
+                time.sleep(0.1)
+        return base_url
 
     def stop(self, name: str, sig: int = signal.SIGTERM) -> None:
         process = self.processes.pop(name)

@@ -271,13 +271,14 @@ async def _reachable(servers: list[str], timeout: float = 2.0) -> bool:
 _HANDLER_SUPPORTED = "reconnect_to_server_handler" in inspect.signature(NATS.connect).parameters
 
 
-async def connect(url: str, name: str) -> NATS:
+async def connect(url: str, name: str, *, no_echo: bool = False) -> NATS:
     """Connect to NATS and stay connected: services outlive NATS restarts and failovers.
 
     ``url`` is one server or several comma-separated (every node of a cluster); the
     client fails over between them and reconnects forever with a jittered backoff.
     Until some server answers at start-up, it keeps probing (backing off up to 5 s),
-    logging once. Connection losses and returns are logged once each.
+    logging once. Connection losses and returns are logged once each. With ``no_echo``
+    the server never delivers this connection's own messages to its own subscriptions.
     """
     servers = nats_servers(url)
     events = ConnectionLog(name)
@@ -313,6 +314,7 @@ async def connect(url: str, name: str) -> NATS:
         disconnected_cb=events.on_disconnected,
         reconnected_cb=reconnected,
         closed_cb=events.on_closed,
+        no_echo=no_echo,
         **options,
     )
     events.connected(nc)

@@ -38,6 +38,17 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.jetstream import ensure_stream, publish_once
+from kalaro.engine.slots import (
+    DONE_SLOT_TTL_MS,
+    Slot,
+    SlotStore,
+    StaleVersion,
+    deadline_member,
+    hand_record,
+    parse_deadline,
+    parse_outcome,
+    summary,
+)
 from kalaro.games.base import IllegalAction, derive_seed
 from kalaro.games.registry import rules_for
 from kalaro.proto import endpoints, subjects
@@ -61,17 +72,6 @@ from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import Payment, SettleHand, VoidHand
 from kalaro.proto.ws import HandResult, HandView
 from kalaro.settings import Settings
-from services.engine.slots import (
-    DONE_SLOT_TTL_MS,
-    Slot,
-    SlotStore,
-    StaleVersion,
-    deadline_member,
-    hand_record,
-    parse_deadline,
-    parse_outcome,
-    summary,
-)
 
 log = logging.getLogger("kalaro.engine")
 
@@ -651,27 +651,19 @@ class EngineWorker:
                 log.info("hand %s: outcome published after %d retries", slot.hand_id, attempt + 1)
                 return
 
-    async def _publish_views(
+    def _view_frames(
         self, slot: Slot, version: int, state: Any, events: list[Any], watched: bool
-    ) -> None:
-        """Each seat's frame on its own subject; the audience's on the public subject, only
-        while someone watches (building and encoding a view nobody reads is a quarter of
-        the views' cost).
-
-        ``watched`` is the audience mark as the state's write found it, in the same
-        atomic step. A gateway subscribes to the public subject, then sets the mark, then
-        asks for the current view; so either the write saw the mark and this frame
-        reaches the new spectator, or the mark came later and so did the view the
-        gateway asked for, which then already shows this version.
-        """
+    ) -> list[tuple[int | None, bytes]]:
+        """Each seat's encoded ``HandView`` frame, and the audience's (seat None) only
+        while someone watches: building and encoding a view nobody reads is a quarter of
+        the views' cost. Each seat's frame shows only what that seat may see."""
         rules = self.rules
         encode = self._json.encode
-        publish = self._nc.publish
-        table_id = slot.table_id
+        frames: list[tuple[int | None, bytes]] = []
         for seat in (*range(len(slot.players)), *((None,) if watched else ())):
             seen = [e for e in (rules.event_for(event, seat) for event in events) if e is not None]
             frame = HandView(
-                table_id=table_id,
+                table_id=slot.table_id,
                 hand_id=slot.hand_id,
                 version=version,
                 seat=seat,
@@ -679,12 +671,29 @@ class EngineWorker:
                 events=msgspec.Raw(encode(seen)) if seen else _EMPTY_EVENTS,
                 deadline_ms=slot.deadline_ms,
             )
+            frames.append((seat, encode(frame)))
+        return frames
+
+    async def _publish_views(
+        self, slot: Slot, version: int, state: Any, events: list[Any], watched: bool
+    ) -> None:
+        """Each seat's frame on its own subject; the audience's on the public subject.
+
+        ``watched`` is the audience mark as the state's write found it, in the same
+        atomic step. A gateway subscribes to the public subject, then sets the mark, then
+        asks for the current view; so either the write saw the mark and this frame
+        reaches the new spectator, or the mark came later and so did the view the
+        gateway asked for, which then already shows this version.
+        """
+        publish = self._nc.publish
+        table_id = slot.table_id
+        for seat, frame in self._view_frames(slot, version, state, events, watched):
             subject = (
                 subjects.table_public(table_id)
                 if seat is None
                 else subjects.table_seat(table_id, seat)
             )
-            await publish(subject, encode(frame))
+            await publish(subject, frame)
 
     def _outcome_messages(
         self, slot: Slot

@@ -1,0 +1,191 @@
+"""Moves applied in the gateway, for tables whose every seat is connected to it.
+
+A move that goes through an engine service crosses two Python processes and NATS four
+times (the request, three seat views back, the reply). When every seated player's socket
+is on this gateway, which is the usual case once players of a table share one gateway,
+the gateway runs the engine's own code (:class:`kalaro.engine.EngineWorker`) in-process
+instead: load the hand (or use what this process last wrote), apply the game's pure
+rules, write by the same compare-and-set on the hand's version in Redis, and push each
+seat's frame straight to that seat's sockets here.
+
+What does not change:
+
+- Redis is the only truth. A move applied here and one applied by an engine service (a
+  time-out, another gateway) against the same version cannot both be written.
+- Secrecy. A gateway applies a move only while every seat of the hand has a socket on it,
+  so it builds no frame that would not have reached it anyway. Each frame is also
+  published on its subject for sockets of the same player on other gateways (a second
+  device); this process's table connection has ``no_echo``, so its own frames never come
+  back to it.
+- Hand ends, deals, timers and outcomes stay the engine service's: a move that would end
+  the hand is not written here (:class:`NotHere`) but sent on to the engine, which
+  publishes the settlement exactly once as before.
+
+Anything else unusual (no such hand here, Redis unreachable) also sends the move on, so
+this is only ever a shortcut: with ``KALARO_GATEWAY_LOCAL_MOVES=false``, or when it does
+not apply, every move takes the engine service's path.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from nats.aio.client import Client as NATS
+from prometheus_client import Counter
+
+from kalaro.bus import RemoteError, ServiceError
+from kalaro.bus.redislink import RedisLink
+from kalaro.engine import EngineWorker, Slot
+from kalaro.games.registry import UnknownGame, rules_for
+from kalaro.proto import errors as codes
+from kalaro.proto import subjects
+from kalaro.proto.engine import Act, Acted
+from kalaro.settings import Settings
+from services.gateway.hub import Connection, TableFeed
+
+log = logging.getLogger("kalaro.gateway.moves")
+
+MOVES = Counter(
+    "kalaro_gateway_moves",
+    "Moves received on this gateway's sockets, by where they were decided: 'here' (every "
+    "seat of the table is connected here) or 'engine' (sent to the engine service)",
+    ["where"],
+)
+_HERE = MOVES.labels("here")
+_ENGINE = MOVES.labels("engine")
+
+#: Answers of the engine's code that mean "ask the engine service": no such hand in this
+#: Redis keyspace, another game's table, or trouble. Every other error (a stale version,
+#: a move the rules refuse, not seated) is the verdict the engine service would give too.
+_ASK_THE_ENGINE = frozenset({codes.NOT_FOUND, codes.CONFLICT, codes.UNAVAILABLE, codes.INTERNAL})
+
+
+class NotHere(Exception):
+    """This move is the engine service's to apply (nothing was written)."""
+
+
+def _present(sockets: Iterable[Connection], user_id: str) -> bool:
+    return any(c.user_id == user_id and not c.closed.is_set() for c in sockets)
+
+
+def every_seat_here(feed: TableFeed | None, players: Iterable[str | None]) -> bool:
+    """Whether each seat's player (``players`` by seat, None for an empty seat) has an
+    open socket attached to that seat in ``feed``."""
+    if feed is None:
+        return False
+    seated = feed.seated
+    for seat, user_id in enumerate(players):
+        if user_id is None or not _present(seated.get(seat, ()), user_id):
+            return False
+    return True
+
+
+def _table_players(feed: TableFeed) -> list[str | None]:
+    return [s.user_id if s is not None else None for s in feed.table.seats]
+
+
+class _GatewayWorker(EngineWorker):
+    """The engine's worker, writing only moves that keep the hand going, and delivering
+    their frames to this gateway's sockets first."""
+
+    def __init__(self, game: str, nc: NATS, redis: RedisLink, feeds: Any, settings: Settings):
+        super().__init__(game, nc, redis, settings=settings)
+        self._feeds = feeds  # the hub: table id -> its TableFeed here
+
+    async def _advance(
+        self,
+        slot: Slot,
+        version: int,
+        state: Any,
+        events: list[Any],
+        logged: tuple[tuple[int, bytes], ...],
+        *,
+        was_timed: bool,
+    ) -> int:
+        # Checked against the hand's own players, after the load: the table may have
+        # changed since the hand was dealt.
+        feed = self._feeds.feed(slot.table_id)
+        if self.rules.is_over(state) or not every_seat_here(
+            feed, (p.user_id for p in slot.players)
+        ):
+            raise NotHere
+        return await super()._advance(slot, version, state, events, logged, was_timed=was_timed)
+
+    async def _publish_views(
+        self, slot: Slot, version: int, state: Any, events: list[Any], watched: bool
+    ) -> None:
+        feed: TableFeed | None = self._feeds.feed(slot.table_id)
+        publish = self._nc.publish
+        table_id = slot.table_id
+        for seat, frame in self._view_frames(slot, version, state, events, watched):
+            if seat is None:
+                subject = subjects.table_public(table_id)
+                here: Iterable[Connection] = feed.spectators if feed is not None else ()
+            else:
+                subject = subjects.table_seat(table_id, seat)
+                here = feed.seated.get(seat, ()) if feed is not None else ()
+            for conn in list(here):
+                conn.push(frame)
+            # For the seat's sockets on other gateways; never delivered back here (no_echo).
+            await publish(subject, frame)
+
+
+class LocalMoves:
+    """Applies moves of tables whose every seat is connected here (see the module)."""
+
+    def __init__(self, nc: NATS, redis: RedisLink, feeds: Any, settings: Settings) -> None:
+        if not nc.options.get("no_echo"):
+            # Without it this process would get its own frames back from NATS, and each
+            # socket every view twice.
+            raise ValueError("local moves need a NATS connection with no_echo")
+        self._nc = nc
+        self._redis = redis
+        self._feeds = feeds
+        self._settings = settings
+        self._workers: dict[str, EngineWorker | None] = {}
+
+    def _worker(self, game: str) -> EngineWorker | None:
+        if game not in self._workers:
+            try:
+                rules_for(game)
+            except UnknownGame:
+                self._workers[game] = None
+            else:
+                self._workers[game] = _GatewayWorker(
+                    game, self._nc, self._redis, self._feeds, self._settings
+                )
+        return self._workers[game]
+
+    async def act(self, feed: TableFeed, message: Act) -> Acted | None:
+        """Apply the move here and answer as the engine would; None: send it to the
+        engine service (the table is not all here, or the move ends the hand, or this
+        process cannot tell)."""
+        worker = self._worker(feed.game)
+        if worker is None or not every_seat_here(feed, _table_players(feed)):
+            _ENGINE.inc()
+            return None
+        try:
+            acted = await worker.act(message)
+        except NotHere:
+            _ENGINE.inc()
+            return None
+        except RemoteError:
+            raise
+        except ServiceError as exc:
+            if exc.code in _ASK_THE_ENGINE:
+                _ENGINE.inc()
+                return None
+            _HERE.inc()
+            raise RemoteError(exc.code, exc.message) from None
+        except Exception as exc:
+            log.warning(
+                "table %s: could not apply a move here (%r); sending it to the engine",
+                message.table_id,
+                exc,
+            )
+            _ENGINE.inc()
+            return None
+        _HERE.inc()
+        return acted
