@@ -29,6 +29,7 @@ not apply, every move takes the engine service's path.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,7 +44,7 @@ from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.engine import Act, Acted
 from kalaro.settings import Settings
-from services.gateway.hub import Connection, TableFeed
+from services.gateway.hub import Connection, Hub, TableFeed
 
 log = logging.getLogger("kalaro.gateway.moves")
 
@@ -54,6 +55,8 @@ MOVES = Counter(
     ["where"],
 )
 _HERE = MOVES.labels("here")
+#: At most one warning this often about moves that could not be applied here.
+TROUBLE_LOG_SECONDS = 60.0
 _ENGINE = MOVES.labels("engine")
 
 #: Answers of the engine's code that mean "ask the engine service": no such hand in this
@@ -90,9 +93,11 @@ class _GatewayWorker(EngineWorker):
     """The engine's worker, writing only moves that keep the hand going, and delivering
     their frames to this gateway's sockets first."""
 
-    def __init__(self, game: str, nc: NATS, redis: RedisLink, feeds: Any, settings: Settings):
-        super().__init__(game, nc, redis, settings=settings)
-        self._feeds = feeds  # the hub: table id -> its TableFeed here
+    def __init__(
+        self, game: str, nc: NATS, redis: RedisLink, feeds: Hub, settings: Settings, namespace: str
+    ):
+        super().__init__(game, nc, redis, settings=settings, namespace=namespace)
+        self._feeds = feeds  # table id -> its TableFeed here
 
     async def _advance(
         self,
@@ -135,7 +140,9 @@ class _GatewayWorker(EngineWorker):
 class LocalMoves:
     """Applies moves of tables whose every seat is connected here (see the module)."""
 
-    def __init__(self, nc: NATS, redis: RedisLink, feeds: Any, settings: Settings) -> None:
+    def __init__(
+        self, nc: NATS, redis: RedisLink, feeds: Hub, settings: Settings, *, namespace: str = ""
+    ) -> None:
         if not nc.options.get("no_echo"):
             # Without it this process would get its own frames back from NATS, and each
             # socket every view twice.
@@ -144,7 +151,25 @@ class LocalMoves:
         self._redis = redis
         self._feeds = feeds
         self._settings = settings
+        self._namespace = namespace  # the engines' Redis key prefix (tests share a server)
         self._workers: dict[str, EngineWorker | None] = {}
+        self._failures = 0  # moves sent on for trouble here since the last warning
+        self._warned_at = -TROUBLE_LOG_SECONDS
+
+    def _trouble(self, table_id: str, exc: Exception) -> None:
+        """Log why moves go to the engine instead: the first time, then once a minute
+        with a count (while Redis is down, that is every move)."""
+        self._failures += 1
+        now = time.monotonic()
+        if now - self._warned_at < TROUBLE_LOG_SECONDS:
+            return
+        log.warning(
+            "could not apply %d move(s) here (last: table %s, %r); sent them to the engine",
+            self._failures,
+            table_id,
+            exc,
+        )
+        self._warned_at, self._failures = now, 0
 
     def _worker(self, game: str) -> EngineWorker | None:
         if game not in self._workers:
@@ -154,7 +179,7 @@ class LocalMoves:
                 self._workers[game] = None
             else:
                 self._workers[game] = _GatewayWorker(
-                    game, self._nc, self._redis, self._feeds, self._settings
+                    game, self._nc, self._redis, self._feeds, self._settings, self._namespace
                 )
         return self._workers[game]
 
@@ -180,11 +205,7 @@ class LocalMoves:
             _HERE.inc()
             raise RemoteError(exc.code, exc.message) from None
         except Exception as exc:
-            log.warning(
-                "table %s: could not apply a move here (%r); sending it to the engine",
-                message.table_id,
-                exc,
-            )
+            self._trouble(message.table_id, exc)
             _ENGINE.inc()
             return None
         _HERE.inc()
