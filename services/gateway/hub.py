@@ -20,6 +20,11 @@ spectator here. The order (subscribe, flush, mark, then the socket asks for the 
 view) is what makes a spectator joining mid-hand miss nothing; see the engine's
 ``_publish_views``.
 
+A gateway holding seat sockets of a table is also listed in the table's seat-gateways
+set (``subjects.table_seat_gateways_key``, refreshed with the audience marks): a gateway
+that applies a table's moves itself (``local_moves``) publishes seat frames for other
+gateways only while one is listed.
+
 Whenever the seated players with a socket on a table here change (a socket subscribes,
 leaves or closes; someone sits down or stands up), the feed tells the
 :class:`~services.gateway.presence.PresenceReporter`, which reports it to the lobby in
@@ -32,6 +37,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -40,7 +46,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from kalaro.bus.redislink import RedisLink
+from kalaro.bus.redislink import Arg, RedisLink
 from kalaro.proto import subjects
 from kalaro.proto.lobby import TableInfo
 from kalaro.proto.ws import TableChanged
@@ -249,10 +255,13 @@ class TableFeed:
         table: TableInfo,
         presence: PresenceReporter | None = None,
         mark_watched: Callable[[list[str]], Awaitable[None]] | None = None,
+        mark_seated: Callable[[str, bool], Awaitable[None]] | None = None,
     ) -> None:
         self._nc = nc
         self._presence = presence
         self._mark_watched = mark_watched
+        self._mark_seated = mark_seated
+        self._seats_marked = False  # this gateway is listed as holding seat sockets
         self.table_id = table.table_id
         self.game = table.game
         self.table = table
@@ -322,6 +331,12 @@ class TableFeed:
             await self._nc.flush()
         if newly_watched and self._mark_watched is not None:
             await self._mark_watched([self.table_id])
+        seated = any(self.seated.values())
+        if seated != self._seats_marked and self._mark_seated is not None:
+            # Listed after subscribing, before the socket asks for the view: a gateway
+            # applying moves itself publishes seat frames only while another is listed.
+            await self._mark_seated(self.table_id, seated)
+            self._seats_marked = seated
 
     def _seat_handler(self, seat: int) -> Callable[[Msg], Awaitable[None]]:
         async def on_seat(msg: Msg) -> None:
@@ -353,9 +368,17 @@ class TableFeed:
 
 class Hub:
     def __init__(
-        self, nc: NATS, presence: PresenceReporter | None = None, redis: RedisLink | None = None
+        self,
+        nc: NATS,
+        presence: PresenceReporter | None = None,
+        redis: RedisLink | None = None,
+        *,
+        namespace: str = "",
     ) -> None:
         self._nc = nc
+        # Who this process is in the tables' seat marks (the presence reports' id).
+        self.gateway_id = presence.gateway_id if presence is not None else uuid.uuid4().hex[:12]
+        self.namespace = namespace  # prefixes its Redis marks (tests share one server)
         self.presence = presence
         self._redis = redis  # audience marks; without it, engines must publish it always
         self._feeds: dict[str, TableFeed] = {}
@@ -384,13 +407,47 @@ class Hub:
         if held > 0:
             self._open_by_user[conn.user_id] = held
 
+    async def mark_seated(self, table_id: str, seated: bool) -> None:
+        """List this gateway as holding seat sockets of the table (or no longer)."""
+        if self._redis is None:
+            return
+        key = self.namespace + subjects.table_seat_gateways_key(table_id)
+        try:
+            if seated:
+                await self._redis.execute_many(self._seated_commands([table_id]))
+            else:
+                await self._redis.execute("ZREM", key, self.gateway_id)
+        except Exception:
+            # The next refresh (reap_idle) lists it again; until then a gateway applying
+            # moves of the table itself may not publish seat frames for this one.
+            log.warning("could not list table %s's seat sockets here", table_id, exc_info=True)
+
+    def _seated_commands(self, table_ids: list[str]) -> list[tuple[Arg, ...]]:
+        now = time.time_ns() // 1_000_000
+        until = now + subjects.AUDIENCE_TTL_MS
+        commands: list[tuple[Arg, ...]] = []
+        for table_id in table_ids:
+            key = self.namespace + subjects.table_seat_gateways_key(table_id)
+            commands += [
+                ("ZADD", key, until, self.gateway_id),
+                ("ZREMRANGEBYSCORE", key, "-inf", now),  # gateways that stopped refreshing
+                ("PEXPIRE", key, subjects.AUDIENCE_TTL_MS),
+            ]
+        return commands
+
     async def mark_watched(self, table_ids: list[str]) -> None:
         """Tell the engines these tables have a spectator here (for the next TTL)."""
         if self._redis is None or not table_ids:
             return
         try:
             await self._redis.execute_many(
-                ("SET", subjects.table_audience_key(t), b"1", "PX", subjects.AUDIENCE_TTL_MS)
+                (
+                    "SET",
+                    self.namespace + subjects.table_audience_key(t),
+                    b"1",
+                    "PX",
+                    subjects.AUDIENCE_TTL_MS,
+                )
                 for t in table_ids
             )
         except Exception:
@@ -404,6 +461,12 @@ class Hub:
         while True:
             await asyncio.sleep(every)
             await self.mark_watched([t for t, f in self._feeds.items() if f.spectators])
+            seated = [t for t, f in self._feeds.items() if any(f.seated.values())]
+            if seated and self._redis is not None:
+                try:
+                    await self._redis.execute_many(self._seated_commands(seated))
+                except Exception:
+                    log.warning("could not refresh %d tables' seat marks", len(seated))
             quiet_since = time.monotonic() - idle_seconds
             for conn in [c for c in self.connections if c.last_heard < quiet_since]:
                 log.info(
@@ -426,7 +489,9 @@ class Hub:
         async with self._lock:
             feed = self._feeds.get(table.table_id)
             if feed is None:
-                feed = TableFeed(self._nc, table, self.presence, self.mark_watched)
+                feed = TableFeed(
+                    self._nc, table, self.presence, self.mark_watched, self.mark_seated
+                )
                 self._feeds[table.table_id] = feed
             elif table.version >= feed.table.version:
                 feed.table = table

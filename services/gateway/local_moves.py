@@ -13,10 +13,14 @@ What does not change:
 - Redis is the only truth. A move applied here and one applied by an engine service (a
   time-out, another gateway) against the same version cannot both be written.
 - Secrecy. A gateway applies a move only while every seat of the hand has a socket on it,
-  so it builds no frame that would not have reached it anyway. Each frame is also
-  published on its subject for sockets of the same player on other gateways (a second
-  device); this process's table connection has ``no_echo``, so its own frames never come
-  back to it.
+  so it builds no frame that would not have reached it anyway.
+- Other gateways' sockets (a player's second device). Every gateway holding seat sockets
+  of a table is listed in the table's seat-gateways set in Redis (the hub does it after
+  subscribing, before the socket asks for the current view), and the move's write says,
+  in the same atomic step, whether a gateway other than this one is listed; only then
+  are the seat frames also published on their subjects (three NATS messages a move for
+  nobody, otherwise). This process's table connection has ``no_echo``, so its own
+  frames never come back to it.
 - Hand ends, deals, timers and outcomes stay the engine service's: a move that would end
   the hand is not written here (:class:`NotHere`) but sent on to the engine, which
   publishes the settlement exactly once as before.
@@ -118,8 +122,18 @@ class _GatewayWorker(EngineWorker):
             raise NotHere
         return await super()._advance(slot, version, state, events, logged, was_timed=was_timed)
 
+    def _seat_listeners(self, table_id: str, now_ms: int) -> tuple[str, str, int] | None:
+        key = self._audience_prefix + subjects.table_seat_gateways_key(table_id)
+        return key, self._feeds.gateway_id, now_ms
+
     async def _publish_views(
-        self, slot: Slot, version: int, state: Any, events: list[Any], watched: bool
+        self,
+        slot: Slot,
+        version: int,
+        state: Any,
+        events: list[Any],
+        watched: bool,
+        listened: bool = True,
     ) -> None:
         feed: TableFeed | None = self._feeds.feed(slot.table_id)
         publish = self._nc.publish
@@ -133,8 +147,10 @@ class _GatewayWorker(EngineWorker):
                 here = feed.seated.get(seat, ()) if feed is not None else ()
             for conn in list(here):
                 conn.push(frame)
-            # For the seat's sockets on other gateways; never delivered back here (no_echo).
-            await publish(subject, frame)
+            if listened or seat is None:
+                # For sockets on other gateways (seats: only while another gateway is
+                # listed as holding some); never delivered back here (no_echo).
+                await publish(subject, frame)
 
 
 class LocalMoves:

@@ -592,10 +592,11 @@ class EngineWorker:
                 if self._audience_always
                 else self._audience_prefix + subjects.table_audience_key(table_id)
             ),
+            listeners=self._seat_listeners(table_id, now),
         )
         self._remember(table_id, new_version, new, state)
         watched = self._audience_always or written.watched
-        await self._publish_views(new, new_version, state, events, watched)
+        await self._publish_views(new, new_version, state, events, watched, written.listened)
         if over:
             try:
                 await self._publish_outcome(new, new_version)
@@ -674,8 +675,19 @@ class EngineWorker:
             frames.append((seat, encode(frame)))
         return frames
 
+    def _seat_listeners(self, table_id: str, now_ms: int) -> tuple[str, str, int] | None:
+        """What the write should say about other processes' seat sockets (see
+        ``SlotStore.save``); None: do not ask, they are always published to."""
+        return None
+
     async def _publish_views(
-        self, slot: Slot, version: int, state: Any, events: list[Any], watched: bool
+        self,
+        slot: Slot,
+        version: int,
+        state: Any,
+        events: list[Any],
+        watched: bool,
+        listened: bool = True,
     ) -> None:
         """Each seat's frame on its own subject; the audience's on the public subject.
 

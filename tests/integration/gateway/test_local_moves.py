@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -42,6 +43,7 @@ class Table:
     feed: TableFeed
     sockets: list[list[bytes]]  # what each seat's socket was sent
     heard: dict[int, list[bytes]]  # what another gateway got on each seat subject
+    listed: str  # the table's seat-gateways key, where that other gateway is listed
     replicas: Replicas
     namespace: str
 
@@ -94,7 +96,7 @@ async def table(
     namespace = f"test:{unique}:"
     replicas = Replicas(nats_server.url, redis, namespace, FakeClock())
     engine = await replicas.start("tongits", audience="watched")
-    hub = Hub(tables_nc)
+    hub = Hub(tables_nc, redis=redis, namespace=namespace)
     start = start_message("tongits", unique, bet=0)
     sockets: list[list[bytes]] = [[] for _ in start.players]
     conns = []
@@ -115,10 +117,13 @@ async def table(
 
     other_gateway = await nc.subscribe(subjects.table_seat(start.table_id, "*"), cb=on_seat)
     await nc.flush()
+    # ... and lists itself as holding seat sockets of the table, as a gateway's hub does.
+    listed = namespace + subjects.table_seat_gateways_key(start.table_id)
+    await redis.execute("ZADD", listed, time.time_ns() // 1_000_000 + 60_000, "other-gateway")
     await engine.worker.start_hand(start)
     feed = hub.feed(start.table_id)
     assert feed is not None
-    made = Table(start, hub, feed, sockets, heard, replicas, namespace)
+    made = Table(start, hub, feed, sockets, heard, listed, replicas, namespace)
     await _settle(made, 1)
     yield made
     await other_gateway.unsubscribe()
@@ -215,3 +220,28 @@ async def test_a_table_not_all_here_or_no_redis_goes_to_the_engine(
     assert await local.act(table.feed, table.act(seat, own.version, move)) is None
     assert not caplog.records
     await dead.aclose()
+
+
+async def test_seat_frames_reach_nats_only_while_another_gateway_is_listed(
+    table: Table, tables_nc: NATS, redis: RedisLink
+) -> None:
+    local = LocalMoves(tables_nc, redis, table.hub, load_settings({}), namespace=table.namespace)
+    assert await redis.execute("ZSCORE", table.listed, table.hub.gateway_id), (
+        "the hub listed itself"
+    )
+    await redis.execute("ZREM", table.listed, "other-gateway")
+    rng = random.Random(2)
+    for listed in (False, True):
+        if listed:
+            await redis.execute("ZADD", table.listed, time.time_ns() // 10**6 + 60_000, "other")
+        for _ in range(3):
+            found = table.mover()
+            assert found is not None
+            seat, own, moves = found
+            before = {s: len(h) for s, h in table.heard.items()}
+            acted = await local.act(table.feed, table.act(seat, own.version, rng.choice(moves)))
+            assert acted is not None
+            await _settle(table, acted.version)
+            await asyncio.sleep(0.05)
+            published = sum(len(h) - before[s] for s, h in table.heard.items())
+            assert published == (3 if listed else 0), (listed, published)
