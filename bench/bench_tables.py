@@ -500,11 +500,13 @@ async def main_async(args: argparse.Namespace) -> int:
 def bench_stack() -> tuple[Path, Stack]:
     """A scratch directory and the stack a bench starts there (not started yet), with the
     services' limits off: thousands of simulated players on one address, the same three
-    sitting at every one of hundreds of tables (a socket each) within seconds."""
+    sitting at every one of hundreds of tables (a socket each) within seconds, and
+    without think time moving faster than the 20 frames a second a person's socket may
+    send (Colyseus's anchor has no such limit either)."""
     var = Path(tempfile.mkdtemp(prefix="kalaro-bench-"))
     os.environ.update(KALARO_ADMIN_EMAIL=ADMIN_EMAIL, KALARO_ADMIN_PASSWORD=ADMIN_PASSWORD)
     os.environ.update(KALARO_REST_ADDRESS_RATE="0", KALARO_REST_USER_RATE="0")
-    os.environ.update(KALARO_WS_SOCKETS_PER_USER="0")
+    os.environ.update(KALARO_WS_SOCKETS_PER_USER="0", KALARO_WS_FRAME_RATE="0")
     return var, Stack(var)
 
 

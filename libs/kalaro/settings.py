@@ -64,6 +64,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # Sockets one account may hold open on one gateway process (tabs, devices); one more
     # is refused with an error frame and close code 1008. 0: no limit.
     ws_sockets_per_user: int = 16
+    # Frames a socket may send a second, and in a burst; more get a rate_limited error
+    # frame (nothing else happens). No person sends 20 a second; a load test may want 0
+    # (no limit).
+    ws_frame_rate: float = 20.0
+    ws_frame_burst: float = 40.0
     # A request (headers and body) must arrive within this many seconds of the connection
     # (or of the request's first byte), or the gateway answers 408 and closes: a client
     # that sends nothing, or a byte at a time, does not hold a connection for ever.

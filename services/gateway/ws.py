@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, assert_never
 from urllib.parse import parse_qs
@@ -37,8 +38,6 @@ from services.gateway.security import KeyCache
 log = logging.getLogger("kalaro.gateway.ws")
 
 IDLE_HEARTBEATS = 3  # a socket that sends nothing for this many heartbeats is closed
-RATE_PER_SECOND = 20.0
-RATE_BURST = 40.0
 INBOX_LIMIT = 64  # frames waiting to be handled; more is refused as rate_limited
 
 # Plain ASGI shapes (Litestar's TypedDicts are stricter than this handler needs).
@@ -82,14 +81,23 @@ class Session:
 
     __slots__ = ("_handler", "_inbox", "bucket", "caller", "conn", "hub", "nc")
 
-    def __init__(self, nc: NATS, hub: Hub, conn: Connection, claims: AccessClaims) -> None:
+    def __init__(
+        self,
+        nc: NATS,
+        hub: Hub,
+        conn: Connection,
+        claims: AccessClaims,
+        rate: float,
+        burst: float,
+    ) -> None:
         self.nc = nc
         self.hub = hub
         self.conn = conn
         self.caller = lb.Caller(
             user_id=claims.user_id, display_name=claims.name, roles=tuple(claims.roles)
         )
-        self.bucket = TokenBucket(RATE_PER_SECOND, RATE_BURST)
+        # Frames a second and burst (KALARO_WS_FRAME_RATE/_BURST); None: no limit.
+        self.bucket = TokenBucket(rate, burst) if rate > 0 else None
         # Frames waiting for the handler: decoded, or raw while the handler was busy.
         self._inbox: list[w.AnyClientFrame | bytes] = []
         self._handler: asyncio.Task[None] | None = None
@@ -103,8 +111,13 @@ class Session:
         With nothing waiting before it, the message is decoded at once, and a ping (an
         idle socket's only traffic: one per heartbeat) is answered at once, with no task.
         """
-        allowed = self.bucket.take() and len(self._inbox) < INBOX_LIMIT
-        self.conn.last_heard = self.bucket.stamp  # take() has just read the clock
+        bucket = self.bucket
+        if bucket is not None:
+            allowed = bucket.take() and len(self._inbox) < INBOX_LIMIT
+            self.conn.last_heard = bucket.stamp  # take() has just read the clock
+        else:
+            allowed = len(self._inbox) < INBOX_LIMIT
+            self.conn.last_heard = time.monotonic()
         if not allowed:
             # Answer the request's ref, so the client fails fast instead of waiting.
             message = "too many frames; slow down"
@@ -321,7 +334,8 @@ def open_session(
         raise TooManySockets(limit)
     conn.on_close = on_close
     conn.start()
-    session = Session(state.nc, hub, conn, claims)
+    settings = state.settings
+    session = Session(state.nc, hub, conn, claims, settings.ws_frame_rate, settings.ws_frame_burst)
     session.send(
         w.Welcome(user_id=claims.user_id, heartbeat_seconds=state.settings.ws_heartbeat_seconds)
     )
