@@ -59,9 +59,9 @@ MOVES = Counter(
     ["where"],
 )
 _HERE = MOVES.labels("here")
+_ENGINE = MOVES.labels("engine")
 #: At most one warning this often about moves that could not be applied here.
 TROUBLE_LOG_SECONDS = 60.0
-_ENGINE = MOVES.labels("engine")
 
 #: Answers of the engine's code that mean "ask the engine service": no such hand in this
 #: Redis keyspace, another game's table, or trouble. Every other error (a stale version,
@@ -98,10 +98,10 @@ class _GatewayWorker(EngineWorker):
     their frames to this gateway's sockets first."""
 
     def __init__(
-        self, game: str, nc: NATS, redis: RedisLink, feeds: Hub, settings: Settings, namespace: str
+        self, game: str, nc: NATS, redis: RedisLink, hub: Hub, settings: Settings, namespace: str
     ):
         super().__init__(game, nc, redis, settings=settings, namespace=namespace)
-        self._feeds = feeds  # table id -> its TableFeed here
+        self._hub = hub  # this process's sockets, by table
 
     async def _advance(
         self,
@@ -115,7 +115,7 @@ class _GatewayWorker(EngineWorker):
     ) -> int:
         # Checked against the hand's own players, after the load: the table may have
         # changed since the hand was dealt.
-        feed = self._feeds.feed(slot.table_id)
+        feed = self._hub.feed(slot.table_id)
         if self.rules.is_over(state) or not every_seat_here(
             feed, (p.user_id for p in slot.players)
         ):
@@ -124,7 +124,7 @@ class _GatewayWorker(EngineWorker):
 
     def _seat_listeners(self, table_id: str, now_ms: int) -> tuple[str, str, int] | None:
         key = self._audience_prefix + subjects.table_seat_gateways_key(table_id)
-        return key, self._feeds.gateway_id, now_ms
+        return key, self._hub.gateway_id, now_ms
 
     async def _publish_views(
         self,
@@ -135,7 +135,7 @@ class _GatewayWorker(EngineWorker):
         watched: bool,
         listened: bool = True,
     ) -> None:
-        feed: TableFeed | None = self._feeds.feed(slot.table_id)
+        feed: TableFeed | None = self._hub.feed(slot.table_id)
         publish = self._nc.publish
         table_id = slot.table_id
         for seat, frame in self._view_frames(slot, version, state, events, watched):
@@ -157,7 +157,7 @@ class LocalMoves:
     """Applies moves of tables whose every seat is connected here (see the module)."""
 
     def __init__(
-        self, nc: NATS, redis: RedisLink, feeds: Hub, settings: Settings, *, namespace: str = ""
+        self, nc: NATS, redis: RedisLink, hub: Hub, settings: Settings, *, namespace: str = ""
     ) -> None:
         if not nc.options.get("no_echo"):
             # Without it this process would get its own frames back from NATS, and each
@@ -165,7 +165,7 @@ class LocalMoves:
             raise ValueError("local moves need a NATS connection with no_echo")
         self._nc = nc
         self._redis = redis
-        self._feeds = feeds
+        self._hub = hub
         self._settings = settings
         self._namespace = namespace  # the engines' Redis key prefix (tests share a server)
         self._workers: dict[str, EngineWorker | None] = {}
@@ -195,7 +195,7 @@ class LocalMoves:
                 self._workers[game] = None
             else:
                 self._workers[game] = _GatewayWorker(
-                    game, self._nc, self._redis, self._feeds, self._settings, self._namespace
+                    game, self._nc, self._redis, self._hub, self._settings, self._namespace
                 )
         return self._workers[game]
 
