@@ -157,29 +157,35 @@ async def back_to_waiting(socket: TableSocket, table_id: str) -> None:
     )
 
 
+async def kill_before_third_move(
+    person: KalaroClient, socket: TableSocket, table_id: str, outage: Outage
+) -> tuple[w.HandResult, tuple[float, int, w.Ack]]:
+    """Play until, mid-hand and on our turn, the engine dies just before our third move
+    of a hand is sent: the hand it was in, and when that move's answer came, the version
+    it was sent at and the answer."""
+
+    async def before_move(n: int, move: dict[str, Any]) -> None:
+        if n == 3 and outage.killed_at is None:
+            outage.begin()
+
+    for _ in range(3):  # a hand too short for three moves of ours: play another
+        acks: dict[int, tuple[float, int, w.Ack]] = {}
+        result = await play_hand(person, socket, table_id, before_move=before_move, acks=acks)
+        if outage.killed_at is not None:
+            break
+    assert outage.killed_at is not None, "three hands without a third move of ours"
+    assert 3 in acks, "the move sent while the engine was down was not taken"
+    return result, acks[3]
+
+
 async def test_a_move_sent_while_the_engine_is_down_lands_once_it_is_back(
     stack: Stack, person: KalaroClient
 ) -> None:
     table_id = (await person.create_practice("tongits")).table.table_id
     async with Outage(stack) as outage, person.table_socket() as socket:
         await socket.subscribe(table_id)
-
-        async def kill_before_third_move(n: int, move: dict[str, Any]) -> None:
-            # Mid-hand, on our turn: the engine dies just before we send the move, and
-            # the SDK keeps sending it (same version) until the restarted engine takes it.
-            if n == 3 and outage.killed_at is None:
-                outage.begin()
-
-        for _ in range(3):  # a hand too short for three moves of ours: play another
-            acks: dict[int, tuple[float, int, w.Ack]] = {}
-            result = await play_hand(
-                person, socket, table_id, before_move=kill_before_third_move, acks=acks
-            )
-            if outage.killed_at is not None:
-                break
-        assert outage.killed_at is not None, "three hands without a third move of ours"
-        assert 3 in acks, "the move sent while the engine was down was not taken"
-        at, version, ack = acks[3]
+        # The SDK keeps sending the move (same version) until the restarted engine takes it.
+        result, (at, version, ack) = await kill_before_third_move(person, socket, table_id, outage)
         assert outage.back_at is not None and at >= outage.back_at  # it waited, not failed
         assert at - outage.killed_at >= DOWN_SECONDS
         assert ack.version == version + 1  # applied once, on the version it was sent at
@@ -250,20 +256,10 @@ async def test_a_table_all_here_plays_on_while_the_engine_is_down(
         table_id = (await person.create_practice("tongits")).table.table_id
         async with Outage(stack) as outage, person.table_socket() as socket:
             await socket.subscribe(table_id)
-
-            async def kill_before_third_move(n: int, move: dict[str, Any]) -> None:
-                if n == 3 and outage.killed_at is None:
-                    outage.begin()
-
-            for _ in range(3):
-                acks: dict[int, tuple[float, int, w.Ack]] = {}
-                result = await play_hand(
-                    person, socket, table_id, before_move=kill_before_third_move, acks=acks
-                )
-                if outage.killed_at is not None:
-                    break
-            assert outage.killed_at is not None, "three hands without a third move of ours"
-            at, version, ack = acks[3]
+            result, (at, version, ack) = await kill_before_third_move(
+                person, socket, table_id, outage
+            )
+            assert outage.killed_at is not None
             assert ack.version == version + 1  # applied once, on the version it was sent at
             ended_it = any(
                 f.version == ack.version and f.view.get("result") is not None
