@@ -55,11 +55,14 @@ log = logging.getLogger("kalaro.gateway.moves")
 MOVES = Counter(
     "kalaro_gateway_moves",
     "Moves received on this gateway's sockets, by where they were decided: 'here' (every "
-    "seat of the table is connected here) or 'engine' (sent to the engine service)",
+    "seat of the table is connected here), 'engine' (sent to the engine service: the "
+    "table is not all here, or the move ends the hand) or 'trouble' (sent to the engine "
+    "because this process could not apply it, e.g. Redis unreachable)",
     ["where"],
 )
 _HERE = MOVES.labels("here")
 _ENGINE = MOVES.labels("engine")
+_TROUBLE = MOVES.labels("trouble")
 #: At most one warning this often about moves that could not be applied here.
 TROUBLE_LOG_SECONDS = 60.0
 
@@ -222,7 +225,7 @@ class LocalMoves:
             raise RemoteError(exc.code, exc.message) from None
         except Exception as exc:
             self._trouble(message.table_id, exc)
-            _ENGINE.inc()
+            _TROUBLE.inc()
             return None
         _HERE.inc()
         return acted

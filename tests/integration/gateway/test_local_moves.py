@@ -18,6 +18,7 @@ import msgspec
 import pytest
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from prometheus_client import REGISTRY
 
 from kalaro.bus import RemoteError
 from kalaro.bus.redislink import RedisLink
@@ -133,6 +134,10 @@ async def table(
     await replicas.stop_all()
 
 
+def _counted(where: str) -> float:
+    return REGISTRY.get_sample_value("kalaro_gateway_moves_total", {"where": where}) or 0.0
+
+
 async def _settle(table: Table, version: int) -> None:
     """Until every seat's socket has the view at ``version``."""
     for _ in range(500):
@@ -208,17 +213,21 @@ async def test_a_table_not_all_here_or_no_redis_goes_to_the_engine(
     assert found is not None
     seat, own, moves = found
     move = moves[0]
+    trouble_before = _counted("trouble")
     with caplog.at_level(logging.WARNING, logger="kalaro.gateway.moves"):
         for _ in range(3):
             assert await local.act(table.feed, table.act(seat, own.version, move)) is None
     warnings = [r for r in caplog.records if "could not apply" in r.getMessage()]
     assert len(warnings) == 1, "one warning, not one per move"
+    assert _counted("trouble") - trouble_before == 3  # what the operators' alert watches
     # One seat's socket leaves: the table is no longer all here (and Redis is not asked).
     caplog.clear()
     gone = next(iter(table.feed.seated[(seat + 1) % 3]))
     table.feed.detach(gone)
+    engine_before = _counted("engine")
     assert await local.act(table.feed, table.act(seat, own.version, move)) is None
     assert not caplog.records
+    assert _counted("engine") - engine_before == 1
     await dead.aclose()
 
 
