@@ -254,3 +254,35 @@ async def test_seat_frames_reach_nats_only_while_another_gateway_is_listed(
             await asyncio.sleep(0.05)
             published = sum(len(h) - before[s] for s, h in table.heard.items())
             assert published == (3 if listed else 0), (listed, published)
+
+
+async def test_a_gateway_is_listed_while_it_holds_seat_sockets(
+    table: Table, redis: RedisLink
+) -> None:
+    """The hub's seat mark: listed when a seat socket joins (before the view is asked for),
+    still listed while any seat socket stays, gone when the last one leaves, and listed
+    again by the periodic refresh with a later expiry."""
+    me = table.hub.gateway_id
+    first = await redis.execute("ZSCORE", table.listed, me)
+    assert first is not None and float(first) > time.time() * 1000
+    sockets = [c for conns in table.feed.seated.values() for c in conns]
+    for conn in sockets[:-1]:
+        await table.hub.leave(conn, table.start.table_id)
+        assert await redis.execute("ZSCORE", table.listed, me) is not None
+    await table.hub.leave(sockets[-1], table.start.table_id)
+    assert await redis.execute("ZSCORE", table.listed, me) is None
+    assert await redis.execute("ZSCORE", table.listed, "other-gateway") is not None
+    # Back, then refreshed: the reaper's pass lists every table with seat sockets again.
+    await table.hub.join(sockets[0], _table_info(table.start))
+    again = float(await redis.execute("ZSCORE", table.listed, me))
+    await asyncio.sleep(0.01)
+    reaper = asyncio.create_task(table.hub.reap_idle(idle_seconds=3600, every=0.05))
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if float(await redis.execute("ZSCORE", table.listed, me)) > again:
+                break
+        else:
+            raise AssertionError("the refresh did not list the table again")
+    finally:
+        reaper.cancel()
