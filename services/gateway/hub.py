@@ -409,20 +409,19 @@ class Hub:
 
     async def mark_seated(self, table_id: str, seated: bool) -> None:
         """List this gateway as holding seat sockets of the table (or no longer)."""
-        if self._redis is None:
+        if not seated:
+            if self._redis is not None:
+                key = self.namespace + subjects.table_seat_gateways_key(table_id)
+                with contextlib.suppress(Exception):  # expires with its score anyway
+                    await self._redis.execute("ZREM", key, self.gateway_id)
             return
-        key = self.namespace + subjects.table_seat_gateways_key(table_id)
-        try:
-            if seated:
-                await self._redis.execute_many(self._seated_commands([table_id]))
-            else:
-                await self._redis.execute("ZREM", key, self.gateway_id)
-        except Exception:
-            # The next refresh (reap_idle) lists it again; until then a gateway applying
-            # moves of the table itself may not publish seat frames for this one.
-            log.warning("could not list table %s's seat sockets here", table_id, exc_info=True)
+        await self.list_seated([table_id])
 
-    def _seated_commands(self, table_ids: list[str]) -> list[tuple[Arg, ...]]:
+    async def list_seated(self, table_ids: list[str]) -> None:
+        """List this gateway, until one mark's lifetime from now, as holding seat sockets
+        of these tables; drop gateways whose listing ran out (they stopped refreshing)."""
+        if self._redis is None or not table_ids:
+            return
         now = time.time_ns() // 1_000_000
         until = now + subjects.AUDIENCE_TTL_MS
         commands: list[tuple[Arg, ...]] = []
@@ -430,10 +429,15 @@ class Hub:
             key = self.namespace + subjects.table_seat_gateways_key(table_id)
             commands += [
                 ("ZADD", key, until, self.gateway_id),
-                ("ZREMRANGEBYSCORE", key, "-inf", now),  # gateways that stopped refreshing
+                ("ZREMRANGEBYSCORE", key, "-inf", now),
                 ("PEXPIRE", key, subjects.AUDIENCE_TTL_MS),
             ]
-        return commands
+        try:
+            await self._redis.execute_many(commands)
+        except Exception:
+            # The next refresh (reap_idle) lists them again; until then a gateway applying
+            # moves of such a table itself may not publish seat frames for this one.
+            log.warning("could not list %d tables' seat sockets here", len(table_ids))
 
     async def mark_watched(self, table_ids: list[str]) -> None:
         """Tell the engines these tables have a spectator here (for the next TTL)."""
@@ -456,17 +460,13 @@ class Hub:
     async def reap_idle(self, idle_seconds: float, every: float) -> None:
         """Forever: close sockets that have sent nothing (not even a ping) for
         ``idle_seconds``, checking every ``every`` seconds; and refresh the marks of the
-        tables watched here (at least three times per mark's lifetime)."""
+        tables watched here and of those with seat sockets here (at least three times per
+        mark's lifetime)."""
         every = min(every, subjects.AUDIENCE_TTL_MS / 3000)
         while True:
             await asyncio.sleep(every)
             await self.mark_watched([t for t, f in self._feeds.items() if f.spectators])
-            seated = [t for t, f in self._feeds.items() if any(f.seated.values())]
-            if seated and self._redis is not None:
-                try:
-                    await self._redis.execute_many(self._seated_commands(seated))
-                except Exception:
-                    log.warning("could not refresh %d tables' seat marks", len(seated))
+            await self.list_seated([t for t, f in self._feeds.items() if any(f.seated.values())])
             quiet_since = time.monotonic() - idle_seconds
             for conn in [c for c in self.connections if c.last_heard < quiet_since]:
                 log.info(
