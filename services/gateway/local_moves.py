@@ -35,7 +35,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any
 
 from nats.aio.client import Client as NATS
 from prometheus_client import Counter
@@ -106,42 +105,23 @@ class _GatewayWorker(EngineWorker):
         super().__init__(game, nc, redis, settings=settings, namespace=namespace)
         self._hub = hub  # this process's sockets, by table
 
-    async def _advance(
-        self,
-        slot: Slot,
-        version: int,
-        state: Any,
-        events: list[Any],
-        logged: tuple[tuple[int, bytes], ...],
-        *,
-        was_timed: bool,
-    ) -> int:
+    def _check_write(self, slot: Slot, over: bool) -> None:
         # Checked against the hand's own players, after the load: the table may have
-        # changed since the hand was dealt.
-        feed = self._hub.feed(slot.table_id)
-        if self.rules.is_over(state) or not every_seat_here(
-            feed, (p.user_id for p in slot.players)
-        ):
+        # changed since the hand was dealt. A hand's end is the engine service's.
+        players = (p.user_id for p in slot.players)
+        if over or not every_seat_here(self._hub.feed(slot.table_id), players):
             raise NotHere
-        return await super()._advance(slot, version, state, events, logged, was_timed=was_timed)
 
     def _seat_listeners(self, table_id: str, now_ms: int) -> tuple[str, str, int] | None:
         key = self._audience_prefix + subjects.table_seat_gateways_key(table_id)
         return key, self._hub.gateway_id, now_ms
 
-    async def _publish_views(
-        self,
-        slot: Slot,
-        version: int,
-        state: Any,
-        events: list[Any],
-        watched: bool,
-        listened: bool = True,
+    async def _deliver(
+        self, table_id: str, frames: list[tuple[int | None, bytes]], listened: bool
     ) -> None:
-        feed: TableFeed | None = self._hub.feed(slot.table_id)
+        feed = self._hub.feed(table_id)
         publish = self._nc.publish
-        table_id = slot.table_id
-        for seat, frame in self._view_frames(slot, version, state, events, watched):
+        for seat, frame in frames:
             if seat is None:
                 subject = subjects.table_public(table_id)
                 here: Iterable[Connection] = feed.spectators if feed is not None else ()

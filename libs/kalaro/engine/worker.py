@@ -557,6 +557,7 @@ class EngineWorker:
         rules = self.rules
         now = self.now_ms()
         over = rules.is_over(state)
+        self._check_write(slot, over)
         deadline: int | None = None
         window = ""
         timer = None if over else rules.pending_timer(state)
@@ -675,6 +676,10 @@ class EngineWorker:
             frames.append((seat, encode(frame)))
         return frames
 
+    def _check_write(self, slot: Slot, over: bool) -> None:
+        """Raise to refuse writing the hand's next state (nothing is written yet);
+        ``over``: that state ends the hand. This worker writes every one."""
+
     def _seat_listeners(self, table_id: str, now_ms: int) -> tuple[str, str, int] | None:
         """What the write should say about other processes' seat sockets (see
         ``SlotStore.save``); None: do not ask, they are always published to."""
@@ -697,9 +702,16 @@ class EngineWorker:
         reaches the new spectator, or the mark came later and so did the view the
         gateway asked for, which then already shows this version.
         """
+        frames = self._view_frames(slot, version, state, events, watched)
+        await self._deliver(slot.table_id, frames, listened)
+
+    async def _deliver(
+        self, table_id: str, frames: list[tuple[int | None, bytes]], listened: bool
+    ) -> None:
+        """Each frame on its seat's subject (the audience's, seat None, on the public
+        one). ``listened``: the write found another gateway listed for the seats."""
         publish = self._nc.publish
-        table_id = slot.table_id
-        for seat, frame in self._view_frames(slot, version, state, events, watched):
+        for seat, frame in frames:
             subject = (
                 subjects.table_public(table_id)
                 if seat is None
