@@ -112,13 +112,13 @@ class Session:
         idle socket's only traffic: one per heartbeat) is answered at once, with no task.
         """
         bucket = self.bucket
-        if bucket is not None:
-            allowed = bucket.take() and len(self._inbox) < INBOX_LIMIT
-            self.conn.last_heard = bucket.stamp  # take() has just read the clock
-        else:
-            allowed = len(self._inbox) < INBOX_LIMIT
+        if bucket is None:
+            within_budget = True
             self.conn.last_heard = time.monotonic()
-        if not allowed:
+        else:
+            within_budget = bucket.take()
+            self.conn.last_heard = bucket.stamp  # take() has just read the clock
+        if not within_budget or len(self._inbox) >= INBOX_LIMIT:
             # Answer the request's ref, so the client fails fast instead of waiting.
             message = "too many frames; slow down"
             self.send(w.Error(code=codes.RATE_LIMITED, message=message, ref=_ref_of(raw)))
