@@ -204,6 +204,13 @@ async def play_hand(
     return live.sockets[0].state(live.table_id).results[-1]
 
 
+def views_received(socket: TableSocket, table_id: str) -> list[w.HandView]:
+    """Every view the socket received for the table, in arrival order (its raw frames:
+    the SDK keeps only the newest view)."""
+    frames = (msgspec.json.decode(raw, type=w.AnyServerFrame) for raw in socket.raw_frames)
+    return [f for f in frames if isinstance(f, w.HandView) and f.table_id == table_id]
+
+
 async def wait_balance(client: KalaroClient, expected: int, timeout: float = 15) -> int:
     """Poll until the balance is ``expected`` (settlements arrive via JetStream).
 
@@ -232,5 +239,6 @@ __all__ = [
     "open_table",
     "play_hand",
     "signed_up",
+    "views_received",
     "wait_balance",
 ]

@@ -29,11 +29,12 @@ import pytest
 
 from kalaro.bots import legal_actions, policy_for
 from kalaro.client import KalaroClient, TableSocket
-from kalaro.client.socket import FrameError, SeatView
+from kalaro.client.socket import FrameError
 from kalaro.games import tongits
 from kalaro.launcher import SERVICES
 from kalaro.proto import ws as w
 from tests.e2e.stack import Stack
+from tests.e2e.tables import views_received
 
 PASSWORD = "correct horse battery staple"
 ENGINE = next(spec for spec in SERVICES if spec.name == "engine-tongits")
@@ -262,8 +263,8 @@ async def test_a_table_all_here_plays_on_while_the_engine_is_down(
             assert outage.killed_at is not None
             assert ack.version == version + 1  # applied once, on the version it was sent at
             ended_it = any(
-                f.version == ack.version and f.view.get("result") is not None
-                for f in _views(socket, table_id)
+                f.version == ack.version and msgspec.json.decode(f.view).get("result") is not None
+                for f in views_received(socket, table_id)
             )
             if not ended_it:
                 # Taken at once, not after the restart (the SDK would have retried).
@@ -274,9 +275,3 @@ async def test_a_table_all_here_plays_on_while_the_engine_is_down(
             assert result.players[0] == person.user.user_id
             await back_to_waiting(socket, table_id)
         await person.cancel_table(table_id)
-
-
-def _views(socket: TableSocket, table_id: str) -> list[SeatView]:
-    """Every view the socket received for the table, in arrival order."""
-    frames = (msgspec.json.decode(raw, type=w.AnyServerFrame) for raw in socket.raw_frames)
-    return [SeatView(f) for f in frames if isinstance(f, w.HandView) and f.table_id == table_id]

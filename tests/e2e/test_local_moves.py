@@ -15,7 +15,6 @@ import random
 from collections.abc import Iterator
 
 import httpx
-import msgspec
 import pytest
 
 from kalaro.client import KalaroClient, TableSocket
@@ -30,6 +29,7 @@ from tests.e2e.tables import (
     open_table,
     play_hand,
     signed_up,
+    views_received,
     wait_balance,
 )
 
@@ -53,14 +53,8 @@ def moves_counted(base_url: str) -> dict[str, float]:
     return counted
 
 
-def views_of(socket: TableSocket, table_id: str) -> list[w.HandView]:
-    """Every view the socket received for the table, in arrival order."""
-    frames = (msgspec.json.decode(raw, type=w.AnyServerFrame) for raw in socket.raw_frames)
-    return [f for f in frames if isinstance(f, w.HandView) and f.table_id == table_id]
-
-
 def assert_each_view_once(socket: TableSocket, table_id: str, seat: int) -> list[w.HandView]:
-    views = views_of(socket, table_id)
+    views = views_received(socket, table_id)
     versions = [(v.hand_id, v.version) for v in views]
     assert len(versions) == len(set(versions)), f"seat {seat} got a view twice: {versions}"
     assert {v.seat for v in views} == {seat}, "a socket got another seat's (or the audience's) view"
