@@ -77,7 +77,14 @@ async def test_spectator_joining_mid_hand_gets_views_and_nobody_watching_gets_no
             if json.loads(raw).get("type") == "view"
         }
         assert set(versions) <= seen
-        assert public  # the engine publishes the audience view now
+        # The audience view is published now, for spectators on other gateways. A gateway
+        # applying the moves itself pushes to its own spectator before its NATS publish
+        # leaves the process, so the spectator's view does not mean NATS delivered yet.
+        for _ in range(50):
+            if public:
+                break
+            await asyncio.sleep(0.1)
+        assert public
         views = [json.loads(r) for r in socket.raw_frames if '"type":"view"' in r]
         assert all(v["seat"] is None and v["view"]["hand"] == [] for v in views)
     finally:
