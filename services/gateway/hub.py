@@ -496,8 +496,11 @@ class Hub:
             elif table.version >= feed.table.version:
                 feed.table = table
             seat = feed.attach(conn)
-            feed.announce()
+            # Subscribed first: the lobby publishes the table when this report changes a
+            # seat's presence, and a frame published before the subscription is lost for
+            # good (the lobby's later re-reports change nothing, so it says it only once).
             await feed.sync_subscriptions()
+            feed.announce()
             return seat
 
     async def leave(self, conn: Connection, table_id: str) -> None:

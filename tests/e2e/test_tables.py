@@ -120,21 +120,31 @@ async def test_full_mahjong_hand_with_claims(stack: Stack, unique: str) -> None:
     players = [await signed_up(stack, f"M{i}", unique) for i in range(4)]
     watcher = await signed_up(stack, "Watcher", unique)
     live = await open_table(stack, host, players, "mahjong", 5, spectators=[watcher])
-    await live.deal()
-    assert [(await p.balance()).held for p in players] == [50, 50, 50, 50]  # 10x bet
-    result = await play_hand(live, "mahjong", policy="smart", rng=random.Random(5))
-    units = json.loads(bytes(result.result))["payments"]
-    assert list(result.payments) == [u * 5 for u in units]
-    assert sum(result.payments) == 0
-    for seat, player in enumerate(players):
-        expected = 1000 + result.payments[seat]
-        assert await wait_balance(player, expected) == expected
-    claims = [
-        json.loads(r)
-        for r in live.sockets[0].raw_frames
-        if '"tile_claimed"' in r or '"calls_passed"' in r
-    ]
-    assert claims, "no call window was ever resolved in this hand"
+    rng = random.Random(5)
+    totals = [0] * 4
+    claims: list[dict[str, object]] = []
+    # Most hands resolve a call window (a discard claimed, or passed by all who could
+    # claim it); a deal where nobody ever could is rare but legal, so up to three hands.
+    for hand in range(3):
+        await live.deal()
+        if hand == 0:
+            assert [(await p.balance()).held for p in players] == [50, 50, 50, 50]  # 10x bet
+        result = await play_hand(live, "mahjong", policy="smart", rng=rng)
+        units = json.loads(bytes(result.result))["payments"]
+        assert list(result.payments) == [u * 5 for u in units]
+        assert sum(result.payments) == 0
+        totals = [t + p for t, p in zip(totals, result.payments, strict=True)]
+        for seat, player in enumerate(players):
+            expected = 1000 + totals[seat]
+            assert await wait_balance(player, expected) == expected
+        claims = [
+            json.loads(r)
+            for r in live.sockets[0].raw_frames
+            if '"tile_claimed"' in r or '"calls_passed"' in r
+        ]
+        if claims:
+            break
+    assert claims, "no call window was resolved in three hands"
     assert mahjong_leaks(live) == []
     await live.close()
 

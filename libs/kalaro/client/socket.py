@@ -416,9 +416,10 @@ class TableSocket:
                 self._on_view(frame)
             case w.Subscribed(table=table, seat=seat):
                 state = self.state(table.table_id)
-                state.table, state.seat = table, seat
+                state.seat = seat
+                self._keep_newest(state, table)
             case w.TableChanged(table=table):
-                self.state(table.table_id).table = table
+                self._keep_newest(self.state(table.table_id), table)
             case w.HandResult(table_id=table_id):
                 self.state(table_id).results.append(frame)
             case w.ChatPosted(table_id=table_id):
@@ -431,6 +432,13 @@ class TableSocket:
             self._pending[ref].set_result(frame)
         if self._watchers:
             self._wake_watchers()
+
+    @staticmethod
+    def _keep_newest(state: TableState, table: TableInfo) -> None:
+        # A table frame queued while the socket subscribed may come before the
+        # subscription's own (older) snapshot: the newest version wins, as for views.
+        if state.table is None or table.version >= state.table.version:
+            state.table = table
 
     def _on_view(self, frame: w.HandView) -> None:
         state = self.state(frame.table_id)

@@ -302,3 +302,16 @@ async def test_a_dropped_socket_reconnects_by_itself(
         await socket.wait_for(lambda: socket.connects == 2 and gateway.subscribes() == 2, 10)
         await socket.ping()
     assert gateway.close_codes[0] == 4000
+
+
+def test_a_table_older_than_the_one_held_is_ignored() -> None:
+    # A table frame queued while subscribing may arrive before the (older) snapshot.
+    socket = TableSocket(Client(1))  # type: ignore[arg-type]
+    newer = msgspec.structs.replace(_table(), version=5, status="playing")
+    socket._on_frame(w.TableChanged(table=newer))
+    socket._on_frame(w.Subscribed(table=msgspec.structs.replace(_table(), version=4), seat=1))
+    state = socket.state(TABLE)
+    assert (state.table, state.seat) == (newer, 1)
+    newest = msgspec.structs.replace(newer, version=6, status="waiting")
+    socket._on_frame(w.TableChanged(table=newest))
+    assert state.table == newest
