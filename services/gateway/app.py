@@ -196,7 +196,21 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         own = nc is None
-        client = await connect(settings.nats_url, "gateway") if own else nc
+
+        def tables_back() -> None:
+            # Frames published while the connection was away are lost for good.
+            hub = getattr(app.state, "hub", None)
+            if hub is not None:
+                hub.resync_soon()
+
+        local = settings.gateway_local_moves
+        client = (
+            await connect(
+                settings.nats_url, "gateway", on_reconnected=None if local else tables_back
+            )
+            if own
+            else nc
+        )
         assert client is not None
         app.state.nc = client
         redis = connect_redis(settings.redis_url, settings)  # the session denylist (security.py)
@@ -207,13 +221,15 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         # With local moves, the tables' frames come and go on a connection of their own
         # that never hears its own messages back (see local_moves.py).
         tables = (
-            await connect(settings.nats_url, "gateway-tables", no_echo=True)
-            if settings.gateway_local_moves
+            await connect(
+                settings.nats_url, "gateway-tables", no_echo=True, on_reconnected=tables_back
+            )
+            if local
             else client
         )
         app.state.tables_nc = tables
         app.state.hub = Hub(tables, presence, redis)
-        if settings.gateway_local_moves:
+        if local:
             app.state.hub.local_moves = LocalMoves(tables, redis, app.state.hub, settings)
         _HUBS.add(app.state.hub)
         presence.start()
@@ -246,6 +262,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         finally:
             watcher.cancel()
             reaper.cancel()
+            await app.state.hub.stop()
             with contextlib.suppress(Exception):
                 await revocations.unsubscribe()
             await redis.aclose()

@@ -46,9 +46,13 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
+from kalaro.bus import RemoteError
+from kalaro.bus import request as bus_request
 from kalaro.bus.redislink import Arg, RedisLink
-from kalaro.proto import subjects
-from kalaro.proto.lobby import TableInfo
+from kalaro.proto import endpoints, subjects
+from kalaro.proto import errors as codes
+from kalaro.proto.engine import GetView
+from kalaro.proto.lobby import GetTable, TableInfo
 from kalaro.proto.ws import TableChanged
 from services.gateway.presence import PresenceReporter
 
@@ -58,6 +62,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("kalaro.gateway.hub")
 
 _table_changed = msgspec.json.Decoder(TableChanged)
+_encode = msgspec.json.Encoder().encode
+#: Tables resent at once after the NATS connection came back (each asks the lobby and
+#: an engine): thousands of tables must not all ask in the same instant.
+RESYNC_AT_ONCE = 16
 _TABLE_FRAME_PREFIX = b'{"type":"table"'
 
 OUTBOX_LIMIT = 256
@@ -351,19 +359,56 @@ class TableFeed:
 
     async def _on_event(self, msg: Msg) -> None:
         if msg.data.startswith(_TABLE_FRAME_PREFIX):
-            table = _table_changed.decode(msg.data).table
-            if table.version >= self.table.version:
-                seated_before = _sitters(self.table)
-                self.table = table
-                if _sitters(table) != seated_before:
-                    # Someone sat down or left: move sockets between seat and audience.
-                    # (Most table frames are Ready taps and hand ends: nothing to move.)
-                    for conn in self.everyone():
-                        self.attach(conn)
-                    self.announce()
-                    await self.sync_subscriptions()
+            await self._take_table(_table_changed.decode(msg.data).table)
         for conn in self.everyone():
             conn.push(msg.data)
+
+    async def _take_table(self, table: TableInfo) -> None:
+        """Hold ``table`` unless it is older than the one held."""
+        if table.version < self.table.version:
+            return
+        seated_before = _sitters(self.table)
+        self.table = table
+        if _sitters(table) != seated_before:
+            # Someone sat down or left: move sockets between seat and audience.
+            # (Most table frames are Ready taps and hand ends: nothing to move.)
+            for conn in self.everyone():
+                self.attach(conn)
+            self.announce()
+            await self.sync_subscriptions()
+
+    async def resync(self) -> None:
+        """Send every socket here the table and its hand as they are now: what was
+        published while this process's NATS connection was away never arrives, and the
+        lobby and the engines publish only on change. (These sockets were let in when
+        they subscribed, so the table is asked for without a caller.)"""
+        table = await bus_request(
+            self._nc, endpoints.LOBBY_GET_TABLE, GetTable(table_id=self.table_id)
+        )
+        await self._take_table(table)
+        frame = _encode(TableChanged(table=self.table))
+        for conn in self.everyone():
+            conn.push(frame)
+        if self.table.hand_id is None:
+            return
+        audiences: list[tuple[str | None, set[Connection]]] = [
+            (next(iter(sockets)).user_id, sockets) for sockets in self.seated.values() if sockets
+        ]
+        if self.spectators:
+            audiences.append((None, self.spectators))
+        view = endpoints.engine_view(self.game)
+        for user_id, sockets in audiences:
+            try:
+                seen = await bus_request(
+                    self._nc, view, GetView(table_id=self.table_id, user_id=user_id)
+                )
+            except RemoteError as exc:
+                if exc.code == codes.NOT_FOUND:  # the hand is gone: the table says so
+                    return
+                raise
+            frame = _encode(seen)
+            for conn in list(sockets):
+                conn.push(frame)
 
 
 class Hub:
@@ -387,6 +432,8 @@ class Hub:
         # Moves of tables whose every seat is here, applied here (local_moves.py).
         self.local_moves: LocalMoves | None = None
         self._open_by_user: dict[str, int] = {}
+        self._resync: asyncio.Task[None] | None = None
+        self._resync_again = False
 
     def admit(self, conn: Connection, per_user: int) -> bool:
         """Count a signed-in socket in, unless its account already holds ``per_user``
@@ -473,6 +520,49 @@ class Hub:
                     "socket of %s was silent for %.0f s; closing it", conn.user_id, idle_seconds
                 )
                 conn.close()
+
+    def resync_soon(self) -> None:
+        """Resend every table here its current state, in the background (call when the
+        tables' NATS connection is back; calls while one runs make it run once more)."""
+        if self._resync is not None and not self._resync.done():
+            self._resync_again = True
+            return
+        self._resync = asyncio.create_task(self._resync_all(), name="gateway-resync")
+
+    async def _resync_all(self) -> None:
+        slots = asyncio.Semaphore(RESYNC_AT_ONCE)
+
+        async def one(feed: TableFeed) -> bool:
+            async with slots:
+                try:
+                    await feed.resync()
+                except Exception as exc:
+                    log.debug("table %s not resent: %r", feed.table_id, exc)
+                    return False
+                return True
+
+        while True:
+            self._resync_again = False
+            feeds = list(self._feeds.values())
+            done = await asyncio.gather(*(one(f) for f in feeds))
+            failed = done.count(False)
+            if failed:
+                log.warning(
+                    "NATS is back; %d of %d tables here could not be resent their state "
+                    "(their next change will show it)",
+                    failed,
+                    len(feeds),
+                )
+            elif feeds:
+                log.info("NATS is back; resent %d tables their current state", len(feeds))
+            if not self._resync_again:
+                return
+
+    async def stop(self) -> None:
+        if self._resync is not None:
+            self._resync.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._resync
 
     def close_session(self, session: str) -> int:
         """Close every socket of a revoked session (code 4401); how many there were."""

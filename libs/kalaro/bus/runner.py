@@ -271,7 +271,13 @@ async def _reachable(servers: list[str], timeout: float = 2.0) -> bool:
 _HANDLER_SUPPORTED = "reconnect_to_server_handler" in inspect.signature(NATS.connect).parameters
 
 
-async def connect(url: str, name: str, *, no_echo: bool = False) -> NATS:
+async def connect(
+    url: str,
+    name: str,
+    *,
+    no_echo: bool = False,
+    on_reconnected: Callable[[], None] | None = None,
+) -> NATS:
     """Connect to NATS and stay connected: services outlive NATS restarts and failovers.
 
     ``url`` is one server or several comma-separated (every node of a cluster); the
@@ -279,6 +285,8 @@ async def connect(url: str, name: str, *, no_echo: bool = False) -> NATS:
     Until some server answers at start-up, it keeps probing (backing off up to 5 s),
     logging once. Connection losses and returns are logged once each. With ``no_echo``
     the server never delivers this connection's own messages to its own subscriptions.
+    ``on_reconnected`` is called each time the connection is back (after it subscribed
+    again): what was published to its subscriptions meanwhile was lost.
     """
     servers = nats_servers(url)
     events = ConnectionLog(name)
@@ -299,6 +307,8 @@ async def connect(url: str, name: str, *, no_echo: bool = False) -> NATS:
 
     async def reconnected() -> None:
         await events.on_reconnected(nc)
+        if on_reconnected is not None:
+            on_reconnected()
 
     # nats-py waits reconnect_time_wait between tries of one server at start-up (and
     # when reconnecting without the handler, in versions before 2.16).

@@ -99,7 +99,7 @@ class TableList(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GetTable(msgspec.Struct, frozen=True, kw_only=True):
-    """One table. With a ``caller`` (the gateway always gives one), a private table is
+    """One table. With a ``caller`` (a socket's subscribe gives one), a private table is
     answered only to its host, seated players, admins, a bot on its way to a kept seat,
     or with its ``invite_code``; anyone else gets ``not_found``, as if it did not exist.
     Without a caller (services asking for bookkeeping) it is always answered."""
