@@ -27,7 +27,7 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
-from kalaro.devstack import NatsServer, RedisServer
+from kalaro.devstack import NatsCluster, NatsServer, RedisServer
 
 _FAST = {
     "max_examples": 10,
@@ -58,6 +58,17 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     server = RedisServer(tmp_path_factory.mktemp("redis")).start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
+    """A 3-node NATS cluster with JetStream, for the tests of one module (nodes die)."""
+    nodes = NatsCluster(Path(tmp_path_factory.mktemp("cluster"))).start()
+    try:
+        nodes.wait_for_jetstream()
+        yield nodes
+    finally:
+        nodes.stop()
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import nats.js.errors
 import pytest
@@ -27,19 +26,9 @@ from kalaro.settings import Settings, load_settings
 DAY = 86400.0
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
-    nodes = NatsCluster(Path(tmp_path_factory.mktemp("cluster"))).start()
-    try:
-        nodes.wait_for_jetstream()
-        yield nodes
-    finally:
-        nodes.stop()
-
-
 @pytest.fixture
-async def cnc(cluster: NatsCluster) -> AsyncIterator[NATS]:
-    client = await connect(cluster.url, "test-streams")
+async def cnc(nats_cluster: NatsCluster) -> AsyncIterator[NATS]:
+    client = await connect(nats_cluster.url, "test-streams")
     yield client
     await client.close()
 
@@ -71,12 +60,12 @@ async def _wait_for_replicas(nc: NATS, stream: str, count: int, timeout: float =
 
 
 async def test_ensure_stream_creates_three_replicas_with_the_limits(
-    cluster: NatsCluster, cnc: NATS
+    nats_cluster: NatsCluster, cnc: NATS
 ) -> None:
     js = cnc.jetstream()
     settings = r3_settings()
     # Every replica of every service ensures the stream at start: all at once here.
-    others = [await connect(cluster.url, f"replica-{i}") for i in range(2)]
+    others = [await connect(nats_cluster.url, f"replica-{i}") for i in range(2)]
     try:
         infos = await asyncio.gather(
             *(
@@ -159,7 +148,7 @@ async def _publish_acked(nc: NATS, subject: str, msg_id: str, timeout: float = 2
 
 
 async def test_a_client_with_every_url_keeps_publishing_when_its_node_is_killed(
-    cluster: NatsCluster, cnc: NATS
+    nats_cluster: NatsCluster, cnc: NATS
 ) -> None:
     js = cnc.jetstream()
     await ensure_stream(js, subjects.RESULTS_STREAM, settings=r3_settings())
@@ -169,7 +158,7 @@ async def test_a_client_with_every_url_keeps_publishing_when_its_node_is_killed(
 
     assert cnc.connected_url is not None
     port = cnc.connected_url.port
-    [node] = [n for n in cluster.nodes if n.port == port]
+    [node] = [n for n in nats_cluster.nodes if n.port == port]
     node.kill()
     try:
         for i in range(5):

@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import msgspec
 import pytest
@@ -39,25 +38,15 @@ _view = msgspec.json.Decoder(w.HandView)
 _table = msgspec.json.Decoder(w.TableChanged)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
-    nodes = NatsCluster(Path(tmp_path_factory.mktemp("resync-cluster"))).start()
-    try:
-        nodes.wait_for_jetstream()
-        yield nodes
-    finally:
-        nodes.stop()
-
-
 @pytest.fixture
-async def gateway_nc(cluster: NatsCluster) -> AsyncIterator[tuple[NATS, list[Hub]]]:
+async def gateway_nc(nats_cluster: NatsCluster) -> AsyncIterator[tuple[NATS, list[Hub]]]:
     hubs: list[Hub] = []  # the hub made below, once there is one
 
     def back() -> None:
         for hub in hubs:
             hub.resync_soon()
 
-    nc = await connect(cluster.url, "test-gateway-tables", no_echo=True, on_reconnected=back)
+    nc = await connect(nats_cluster.url, "test-gateway-tables", no_echo=True, on_reconnected=back)
     yield nc, hubs
     for hub in hubs:
         await hub.stop()
@@ -65,7 +54,7 @@ async def gateway_nc(cluster: NatsCluster) -> AsyncIterator[tuple[NATS, list[Hub
 
 
 async def test_a_gateway_whose_nats_node_died_resends_the_table_and_the_hand(
-    cluster: NatsCluster,
+    nats_cluster: NatsCluster,
     gateway_nc: tuple[NATS, list[Hub]],
     redis: RedisLink,
     unique: str,
@@ -74,8 +63,8 @@ async def test_a_gateway_whose_nats_node_died_resends_the_table_and_the_hand(
     tables_nc, hubs = gateway_nc
     assert tables_nc.connected_url is not None
     port = tables_nc.connected_url.port
-    doomed = next(n for n in cluster.nodes if n.url.endswith(f":{port}"))
-    survivor = next(n for n in cluster.nodes if n is not doomed)
+    doomed = next(n for n in nats_cluster.nodes if n.url.endswith(f":{port}"))
+    survivor = next(n for n in nats_cluster.nodes if n is not doomed)
     # The lobby and the engine stay on a node that lives.
     services_nc = await connect(survivor.url, "test-lobby-engine")
     lobby = Lobby(services_nc, redis, prefix=f"test:{unique}:lobby:", clock=Clock())
