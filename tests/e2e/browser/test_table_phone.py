@@ -1,11 +1,11 @@
 """The table on a phone: a whole practice hand of each game at 375×812 and 812×375.
 
 Through every update of the hand, your hand and your moves (the tray) stay inside the
-screen, the page never moves (``window.scrollY`` is the same after each update as before
-the move), every move is made by tapping in the tray (never a scroll), every grey move
-button says why, and the move log fills up. Also: the mute toggle is remembered across
-a reload, and Meld with three unrelated cards says that they are not a set or run.
-"""
+screen (in landscape, in a column beside the board, never over it), the page never
+moves (``window.scrollY`` is the same after each update as before the move), every move
+is made by tapping in the tray (never a scroll), every grey move button says why, and
+the move log fills up. Also: the mute toggle is remembered across a reload, and Meld
+with three unrelated cards says that they are not a set or run."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ LAYOUT = """() => {
     .map((b) => ({id: b.id || b.textContent, title: b.title, why: b.dataset.why || ''}));
   return {h: window.innerHeight, w: window.innerWidth, y: window.scrollY,
           tray: box('#tray'), hand: box('#hand'), actions: box('#actions'),
+          felt: box('#felt'),
           last: box('#hand button:last-child'), disabled,
           log: document.querySelectorAll('#move-log li.log-entry').length,
           over: (() => { const s = window.kalaro.tableState; const v = s?.frame?.view;
@@ -59,6 +60,11 @@ def check_layout(page: Any, where: str) -> dict[str, Any] | None:
         assert r["left"] >= -0.5 and r["right"] <= lay["w"] + 0.5, off
     for b in lay["disabled"]:
         assert b["title"], f"{where}: grey {b['id']} does not say why"
+    if lay["w"] > lay["h"]:
+        # Landscape: the tray is a column beside the board, never over it.
+        felt, tray = lay["felt"], lay["tray"]
+        covered = f"{where}: the tray {tray} covers the board {felt}"
+        assert felt["right"] <= tray["left"] + 0.5, covered
     return lay
 
 
