@@ -8,7 +8,8 @@
 // are offered only as the view's legal actions list them, and sent back verbatim.
 //
 // Phones: your hand, the hint and your moves live in the tray (#tray), fixed at the
-// bottom of the screen (styles.css), so no move needs a scroll.
+// bottom of the screen, or in landscape during a hand in a column at its right edge
+// beside the board (styles.css), so no move needs a scroll.
 
 import * as api from "../api.js";
 import { announce, credits, mount, toast } from "../dom.js";
