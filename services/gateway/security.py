@@ -14,6 +14,7 @@ import asyncio
 import ipaddress
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from litestar.connection import ASGIConnection
 from nats.aio.client import Client as NATS
@@ -24,6 +25,7 @@ from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import GetPublicKeys, PublicKeys
 from kalaro.tokens import AccessClaims, TokenError, revoked_key, verify_access_token
+from services.gateway.limits import RateLimiter
 
 _REFETCH_SECONDS = 5.0
 
@@ -125,6 +127,17 @@ def client_address(peer: str, forwarded_for: Iterable[str], trusted: tuple[Netwo
         if not _trusted(hop, trusted):
             break
     return client
+
+
+def limit_handshake(state: Any, peer: str, headers: Iterable[tuple[bytes, bytes]]) -> None:
+    """A WebSocket handshake is an HTTP request: it takes a token from its address's
+    bucket, as every REST request does, so one address cannot open sockets without end
+    (:class:`~services.gateway.limits.RateLimited` when the bucket is empty)."""
+    limiter: RateLimiter | None = getattr(state, "address_limiter", None)
+    if limiter is None:
+        return
+    forwarded = [v.decode("latin-1") for name, v in headers if name == b"x-forwarded-for"]
+    limiter.check(client_address(peer, forwarded, getattr(state, "trusted_proxies", ())))
 
 
 def request_address(connection: ASGIConnection) -> str:  # type: ignore[type-arg]

@@ -31,9 +31,16 @@ from kalaro.proto import lobby as lb
 from kalaro.proto import ws as w
 from kalaro.tokens import AccessClaims, TokenError
 from services.gateway.hub import Connection, Hub
-from services.gateway.limits import MAX_BODY_BYTES, MAX_DEPTH, TokenBucket, scan, too_deep
+from services.gateway.limits import (
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
+    RateLimited,
+    TokenBucket,
+    scan,
+    too_deep,
+)
 from services.gateway.routes import SLOW_REQUEST_SECONDS
-from services.gateway.security import KeyCache
+from services.gateway.security import KeyCache, limit_handshake
 
 log = logging.getLogger("kalaro.gateway.ws")
 
@@ -345,6 +352,26 @@ def open_session(
     return session
 
 
+async def _refuse_handshake(scope: Scope, send: Send, limited: RateLimited) -> None:
+    """429 with Retry-After, as the gateway's own ``/ws`` answers, where the server can
+    answer a handshake with an HTTP response (ASGI's denial response); else a refusal
+    before the accept, which uvicorn answers with 403. No socket either way."""
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": 429,
+                "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"retry-after", str(limited.retry_after).encode()),
+                ],
+            }
+        )
+        await send({"type": "websocket.http.response.body", "body": str(limited).encode()})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
 @asgi("/ws", copy_scope=False)
 async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     """The socket through ASGI: used when uvicorn serves ``/ws`` itself, which it does
@@ -356,6 +383,13 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         return
     if (await receive())["type"] != "websocket.connect":
         return
+    state = Litestar.from_scope(scope).state  # type: ignore[arg-type]
+    client = scope.get("client")
+    try:
+        limit_handshake(state, str(client[0]) if client else "", scope.get("headers", []))
+    except RateLimited as limited:
+        await _refuse_handshake(scope, send, limited)
+        return
     token, subprotocol = bearer_token(
         scope.get("headers", []), scope.get("subprotocols", []), scope.get("query_string", b"")
     )
@@ -363,7 +397,6 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     if subprotocol is not None:
         accept["subprotocol"] = subprotocol
     await send(accept)
-    state = Litestar.from_scope(scope).state  # type: ignore[arg-type]
     keys: KeyCache = state.key_cache
     try:
         claims = await keys.verify(token)

@@ -45,8 +45,8 @@ from kalaro.wsframes import (
     frame_header,
     text_frame,
 )
-from services.gateway.limits import RateLimited, RateLimiter, redact
-from services.gateway.security import client_address
+from services.gateway.limits import RateLimited, redact
+from services.gateway.security import limit_handshake
 from services.gateway.ws import Session, TooManySockets, bearer_token, open_session
 
 log = logging.getLogger("kalaro.gateway.ws")
@@ -253,16 +253,11 @@ class GatewayWebSocket(asyncio.Protocol):
             self._reader.feed(self._received)
 
     def _limit_address(self, headers: list[tuple[bytes, bytes]]) -> None:
-        """A handshake is an HTTP request: it takes a token from its address's bucket, as
-        every REST request does (so one address cannot open sockets without end)."""
-        state = self.app.state
-        limiter: RateLimiter | None = getattr(state, "address_limiter", None)
-        if limiter is None or self.transport is None:
+        if self.transport is None:
             return
         peer = self.transport.get_extra_info("peername")
         host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-        forwarded = [v.decode("latin-1") for name, v in headers if name == b"x-forwarded-for"]
-        limiter.check(client_address(host, forwarded, getattr(state, "trusted_proxies", ())))
+        limit_handshake(self.app.state, host, headers)
 
     def _refuse(self, refused: HandshakeRefused) -> None:
         peer = self.transport.get_extra_info("peername") if self.transport else None
