@@ -1,14 +1,22 @@
-"""The faults: kill -9 one process (or NATS node, or Redis) at a time, then restart it.
+"""The faults: kill -9 one process (or NATS node, or Redis) at a time, then restart it;
+or pause one (SIGSTOP, as a long GC pause, a stalled VM or a swapped-out process would)
+and let it go on (SIGCONT) after its peers have given up on it.
 
 NATS faults name a node, or ``leader``: whichever node leads the RESULTS stream (hand
 outcomes on their way to the wallet) at that moment. One NATS fault also wipes the
 node's JetStream directory while it is down, as a lost disk would.
+
+A pause lasts ``FROZEN_SECONDS``: longer than JetStream's ack wait (a paused wallet's
+outcomes are redelivered to the other wallet), the engines' deadline lease (the other
+replica fires the timers) and a stream leader's election timeout, so the paused process
+wakes up holding work that others have done meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import time
 from dataclasses import dataclass, field
 
@@ -18,6 +26,7 @@ from kalaro.proto import subjects
 from tests.chaos.stack import ChaosStack
 
 STREAMS = (subjects.RESULTS_STREAM, subjects.EVENTS_STREAM)
+FROZEN_SECONDS = 8.0
 
 
 @dataclass
@@ -25,15 +34,21 @@ class Fault:
     kind: str  # nats, redis, or a service: engine, wallet, lobby, gateway
     target: str  # node name (n0.., or "leader"), "redis", or a replica name
     wipe: bool = False
-    at: float = 0.0  # wall clock of the kill
+    pause: bool = False  # SIGSTOP, then SIGCONT: the process lives on, late
+    at: float = 0.0  # wall clock of the kill (or the pause)
     back_at: float = 0.0  # wall clock once restarted (and, for NATS, JetStream answers)
     leader_of: list[str] = field(default_factory=list)  # streams the killed node led
     error: str = ""
 
+    @property
+    def verb(self) -> str:
+        return f"SIGSTOP {FROZEN_SECONDS:.0f}s" if self.pause else "kill -9"
+
     def label(self) -> str:
         extra = " (+ JetStream dir wiped)" if self.wipe else ""
         leads = f" [leader of {', '.join(self.leader_of)}]" if self.leader_of else ""
-        return f"{self.kind} {self.target}{extra}{leads}"
+        paused = " (paused)" if self.pause else ""
+        return f"{self.kind} {self.target}{paused}{extra}{leads}"
 
 
 async def stream_report(url: str) -> dict[str, dict[str, object]]:
@@ -71,6 +86,8 @@ def short_plan(games: tuple[str, ...]) -> list[Fault]:
         Fault("lobby", "lobby-b"),
         Fault("gateway", "gateway-a"),
         Fault("redis", "redis"),
+        Fault("wallet", "wallet-b", pause=True),
+        Fault("engine", f"engine-{games[-1]}-b", pause=True),
     ]
 
 
@@ -84,6 +101,11 @@ def long_plan(games: tuple[str, ...], rounds: int) -> list[Fault]:
         plan += [Fault("lobby", f"lobby-{b}"), Fault("nats", "other")]
         plan += [Fault("gateway", f"gateway-{a}"), Fault("redis", "redis")]
         plan += [Fault("wallet", f"wallet-{b}"), Fault("gateway", f"gateway-{b}")]
+        # Paused, not killed: each kind once per round.
+        plan += [Fault("nats", "leader", pause=True), Fault("wallet", f"wallet-{a}", pause=True)]
+        plan += [Fault("engine", f"engine-{g}-{b}", pause=True) for g in games]
+        plan += [Fault("lobby", f"lobby-{a}", pause=True), Fault("redis", "redis", pause=True)]
+        plan += [Fault("gateway", f"gateway-{b}", pause=True)]
     return plan
 
 
@@ -120,10 +142,31 @@ class Injector:
             fault.target = node.server_name
             fault.leader_of = [s for s, leader in leaders.items() if leader == node.server_name]
             self._nats_killed.add(node.server_name)
-        print(f"[chaos] {time.strftime('%H:%M:%S')} FAULT kill -9 {fault.label()}", flush=True)
+        print(f"[chaos] {time.strftime('%H:%M:%S')} FAULT {fault.verb} {fault.label()}", flush=True)
         fault.at = time.time()
         try:
-            if fault.kind == "nats":
+            if fault.pause:
+                process = (
+                    node.process
+                    if fault.kind == "nats"
+                    else stack.redis.process
+                    if fault.kind == "redis"
+                    else stack.replicas[fault.target].process
+                )
+                assert process is not None, fault.label()
+                service = fault.kind not in ("nats", "redis")
+                if service:
+                    stack.note(fault.target, "SIGSTOP")
+                process.send_signal(signal.SIGSTOP)
+                try:
+                    await asyncio.sleep(FROZEN_SECONDS)
+                finally:
+                    process.send_signal(signal.SIGCONT)
+                    if service:
+                        stack.note(fault.target, "SIGCONT")
+                if fault.kind == "nats":
+                    await asyncio.to_thread(stack.cluster.wait_for_jetstream, 60)
+            elif fault.kind == "nats":
                 node.kill()
                 if fault.wipe:
                     node.wipe()

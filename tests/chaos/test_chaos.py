@@ -8,7 +8,10 @@ every game's engine, with clients coming in through a TCP balancer over the gate
 While players keep bet hands going at a table per game (the host now and then cancels a
 table mid-hand and opens a new one), it kill -9s in turn, with a pause between faults:
 the NATS node leading the RESULTS stream, the other two nodes (one loses its JetStream
-directory), an engine, a wallet, a lobby, a gateway and Redis; each comes back. Then the
+directory), an engine, a wallet, a lobby, a gateway and Redis; each comes back. It also
+freezes processes (SIGSTOP for longer than the ack wait and the timer lease, then
+SIGCONT), so a wallet and an engine wake up holding work others have redone; the long
+run freezes every kind, a NATS stream leader and Redis included. Then the
 load stops, things settle (bounded, polling) and it checks: every finished hand settled
 exactly once as its result said, every cancelled hand voided once, no hand both, no
 hold left 'held', no table stuck mid-hand, the books balance (SQL and the audit), every

@@ -18,6 +18,7 @@ OBS = ROOT / "deploy" / "observability"
 METRICS = {
     "kalaro_request_seconds": "histogram",
     "kalaro_requests_total": "counter",
+    "kalaro_requests_asked_again_total": "counter",
     "kalaro_event_loop_lag_seconds": "histogram",
     "kalaro_gc_pause_seconds": "histogram",
     "kalaro_wallet_oldest_hold_seconds": "gauge",

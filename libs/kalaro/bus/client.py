@@ -9,14 +9,18 @@ timer: nats-py's version draws random bytes for every token and wraps the wait i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import logging
 import secrets
+import time
 import weakref
 from typing import Any, TypeVar, overload
 
 import msgspec
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from prometheus_client import Counter
 
 from kalaro.bus.codec import decode, encode
 from kalaro.bus.errors import RemoteError, unavailable
@@ -24,6 +28,7 @@ from kalaro.logs import outgoing_headers
 from kalaro.proto.endpoints import Endpoint
 from kalaro.proto.errors import ErrorReply
 
+log = logging.getLogger("kalaro.bus")
 T = TypeVar("T")
 Req = TypeVar("Req", bound=msgspec.Struct)
 
@@ -48,18 +53,31 @@ class _Inbox:
         if future is not None and not future.done():
             future.set_result(msg)
 
-    async def request(self, subject: str, payload: bytes, timeout: float) -> Msg | None:
-        """The reply, or None when nobody answered (in time, or at all)."""
+    async def request(
+        self, subject: str, payload: bytes, timeout: float, again: tuple[float, ...] = ()
+    ) -> Msg | None:
+        """The reply, or None when nobody answered (in time, or at all).
+
+        ``again``: seconds after the first send at which the same request is sent once
+        more while no reply has come; a reply to any of the sends is the reply."""
         token = str(next(self._tokens))
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Msg] = loop.create_future()
         self._waiting[token] = future
         timer = loop.call_later(timeout, _give_up, future)
+        reply_to = self.prefix + token
+        # The request id (if one is bound) travels in a header, for the logs there.
+        headers = outgoing_headers()
         try:
-            # The request id (if one is bound) travels in a header, for the logs there.
-            await self._nc.publish(
-                subject, payload, reply=self.prefix + token, headers=outgoing_headers()
-            )
+            await self._nc.publish(subject, payload, reply=reply_to, headers=headers)
+            sent_at = loop.time()
+            for at in again:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(future), sent_at + at - loop.time())
+                if future.done():
+                    break
+                _asked_again(subject, at)
+                await self._nc.publish(subject, payload, reply=reply_to, headers=headers)
             reply = await future
         except TimeoutError:
             return None
@@ -69,6 +87,31 @@ class _Inbox:
         if not reply.data and reply.headers and reply.headers.get("Status") == _NO_RESPONDERS:
             return None
         return reply
+
+
+#: When an idempotent request still unanswered is sent again, as shares of its time.
+ASK_AGAIN_AT = (0.25, 0.5, 0.75)
+#: At most one warning per subject this often (each repeat is counted in the metric).
+ASK_AGAIN_LOG_SECONDS = 60.0
+ASKED_AGAIN = Counter(
+    "kalaro_requests_asked_again_total",
+    "Idempotent requests sent again because no answer had come yet",
+    ["subject"],
+)
+_warned: dict[str, float] = {}
+
+
+def _asked_again(subject: str, waited: float) -> None:
+    ASKED_AGAIN.labels(subject).inc()
+    now = time.monotonic()
+    if now - _warned.get(subject, -ASK_AGAIN_LOG_SECONDS) >= ASK_AGAIN_LOG_SECONDS:
+        _warned[subject] = now
+        log.warning(
+            "no answer on %s within %.2f s; sent it again (a replica of it may be paused "
+            "or stuck; kalaro_requests_asked_again_total counts these)",
+            subject,
+            waited,
+        )
 
 
 def _give_up(future: asyncio.Future[Any]) -> None:
@@ -118,13 +161,22 @@ async def request(
     contracts not yet declared in :mod:`kalaro.proto.endpoints`.
 
     Raises :class:`RemoteError` with the service's code when it answered with an
-    error, and with ``unavailable`` when nobody answered in time.
+    error, and with ``unavailable`` when nobody answered in time. An ``idempotent``
+    endpoint's request is sent again while unanswered (see ``ASK_AGAIN_AT``).
     """
+    again = False
     if isinstance(endpoint, Endpoint):
-        subject, reply_type = endpoint.subject, endpoint.reply
+        subject, reply_type, again = endpoint.subject, endpoint.reply, endpoint.idempotent
     else:
         subject = endpoint
-    reply = await (_inboxes.get(nc) or await _inbox(nc)).request(subject, encode(message), timeout)
+    inbox = _inboxes.get(nc) or await _inbox(nc)
+    # NATS hands each request to one replica of the service, at random; a replica that
+    # is paused (a long GC, a stalled VM) keeps its subscription and takes its share
+    # without answering. An idempotent request is sent again at a quarter, half and
+    # three quarters of its time: each send is a new draw, so with one of two replicas
+    # paused, 1 in 16 goes unanswered instead of 1 in 2.
+    resend = tuple(timeout * f for f in ASK_AGAIN_AT) if again else ()
+    reply = await inbox.request(subject, encode(message), timeout, resend)
     if reply is None:
         raise unavailable(subject)
     if reply.headers and ERROR_HEADER in reply.headers:

@@ -29,6 +29,10 @@ class Endpoint(Generic[Req, Rep]):
     subject: str
     request: type[Req]
     reply: type[Rep]
+    #: Asking twice does what asking once does (a read, or a write keyed so that a repeat
+    #: changes nothing): a caller given no answer in half its time asks once more, which
+    #: NATS may hand to another replica than one that is paused (``kalaro.bus.request``).
+    idempotent: bool = False
 
 
 # --- auth ---------------------------------------------------------------------------
@@ -38,8 +42,8 @@ AUTH_SIGN_IN = Endpoint(s.AUTH_SIGN_IN, a.SignIn, a.TokenPair)
 AUTH_GOOGLE_SIGN_IN = Endpoint(s.AUTH_GOOGLE_SIGN_IN, a.GoogleSignIn, a.TokenPair)
 AUTH_REFRESH = Endpoint(s.AUTH_REFRESH, a.Refresh, a.TokenPair)
 AUTH_SIGN_OUT = Endpoint(s.AUTH_SIGN_OUT, a.SignOut, a.SignedOut)
-AUTH_PROFILE = Endpoint(s.AUTH_PROFILE, a.GetProfile, a.UserProfile)
-AUTH_PUBLIC_KEYS = Endpoint(s.AUTH_PUBLIC_KEYS, a.GetPublicKeys, a.PublicKeys)
+AUTH_PROFILE = Endpoint(s.AUTH_PROFILE, a.GetProfile, a.UserProfile, idempotent=True)
+AUTH_PUBLIC_KEYS = Endpoint(s.AUTH_PUBLIC_KEYS, a.GetPublicKeys, a.PublicKeys, idempotent=True)
 AUTH_REQUEST_HOST = Endpoint(s.AUTH_REQUEST_HOST, a.RequestHost, a.HostRequest)
 AUTH_LIST_HOST_REQUESTS = Endpoint(s.AUTH_LIST_HOST_REQUESTS, a.ListHostRequests, a.HostRequestList)
 AUTH_DECIDE_HOST_REQUEST = Endpoint(s.AUTH_DECIDE_HOST_REQUEST, a.DecideHostRequest, a.HostRequest)
@@ -48,8 +52,8 @@ AUTH_CREATE_BOT = Endpoint(s.AUTH_CREATE_BOT, a.CreateBot, a.UserProfile)
 
 # --- wallet -------------------------------------------------------------------------
 WALLET_WELCOME_GRANT = Endpoint(s.WALLET_WELCOME_GRANT, w.WelcomeGrant, w.WelcomeGranted)
-WALLET_BALANCE = Endpoint(s.WALLET_BALANCE, w.GetBalance, w.Balance)
-WALLET_HISTORY = Endpoint(s.WALLET_HISTORY, w.GetHistory, w.History)
+WALLET_BALANCE = Endpoint(s.WALLET_BALANCE, w.GetBalance, w.Balance, idempotent=True)
+WALLET_HISTORY = Endpoint(s.WALLET_HISTORY, w.GetHistory, w.History, idempotent=True)
 WALLET_REQUEST_CREDITS = Endpoint(s.WALLET_REQUEST_CREDITS, w.RequestCredits, w.CreditRequest)
 WALLET_LIST_CREDIT_REQUESTS = Endpoint(
     s.WALLET_LIST_CREDIT_REQUESTS, w.ListCreditRequests, w.CreditRequestList
@@ -58,15 +62,15 @@ WALLET_DECIDE_CREDIT_REQUEST = Endpoint(
     s.WALLET_DECIDE_CREDIT_REQUEST, w.DecideCreditRequest, w.CreditRequest
 )
 WALLET_ADJUST = Endpoint(s.WALLET_ADJUST, w.Adjust, w.Adjusted)
-WALLET_PLACE_HOLDS = Endpoint(s.WALLET_PLACE_HOLDS, w.PlaceHolds, w.HoldsPlaced)
-WALLET_SETTLE = Endpoint(s.WALLET_SETTLE, w.SettleHand, w.Settlement)
-WALLET_VOID = Endpoint(s.WALLET_VOID, w.VoidHand, w.Settlement)
-WALLET_AUDIT = Endpoint(s.WALLET_AUDIT, w.Audit, w.AuditReport)
+WALLET_PLACE_HOLDS = Endpoint(s.WALLET_PLACE_HOLDS, w.PlaceHolds, w.HoldsPlaced, idempotent=True)
+WALLET_SETTLE = Endpoint(s.WALLET_SETTLE, w.SettleHand, w.Settlement, idempotent=True)
+WALLET_VOID = Endpoint(s.WALLET_VOID, w.VoidHand, w.Settlement, idempotent=True)
+WALLET_AUDIT = Endpoint(s.WALLET_AUDIT, w.Audit, w.AuditReport, idempotent=True)
 
 # --- lobby --------------------------------------------------------------------------
 LOBBY_CREATE_TABLE = Endpoint(s.LOBBY_CREATE_TABLE, lb.CreateTable, lb.TableCreated)
-LOBBY_LIST_TABLES = Endpoint(s.LOBBY_LIST_TABLES, lb.ListTables, lb.TableList)
-LOBBY_GET_TABLE = Endpoint(s.LOBBY_GET_TABLE, lb.GetTable, lb.TableInfo)
+LOBBY_LIST_TABLES = Endpoint(s.LOBBY_LIST_TABLES, lb.ListTables, lb.TableList, idempotent=True)
+LOBBY_GET_TABLE = Endpoint(s.LOBBY_GET_TABLE, lb.GetTable, lb.TableInfo, idempotent=True)
 LOBBY_SIT = Endpoint(s.LOBBY_SIT, lb.Sit, lb.TableInfo)
 LOBBY_LEAVE = Endpoint(s.LOBBY_LEAVE, lb.Leave, lb.TableInfo)
 LOBBY_LEAVE_AFTER_HAND = Endpoint(s.LOBBY_LEAVE_AFTER_HAND, lb.LeaveAfterHand, lb.TableInfo)
@@ -81,7 +85,7 @@ LOBBY_SET_CHAT = Endpoint(s.LOBBY_SET_CHAT, lb.SetChat, lb.TableInfo)
 LOBBY_SEND_CHAT = Endpoint(s.LOBBY_SEND_CHAT, lb.SendChat, lb.ChatSent)
 LOBBY_CREATE_PRACTICE = Endpoint(s.LOBBY_CREATE_PRACTICE, lb.CreatePractice, lb.TableCreated)
 LOBBY_ADD_BOT = Endpoint(s.LOBBY_ADD_BOT, lb.AddBot, lb.TableInfo)
-LOBBY_PRESENCE = Endpoint(s.LOBBY_PRESENCE, lb.ReportPresence, lb.PresenceNoted)
+LOBBY_PRESENCE = Endpoint(s.LOBBY_PRESENCE, lb.ReportPresence, lb.PresenceNoted, idempotent=True)
 LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFinished)
 
 # --- bots ---------------------------------------------------------------------------
@@ -91,7 +95,7 @@ BOTS_SEAT = Endpoint(s.BOTS_SEAT, b.SeatBot, b.BotSeated)
 # --- engine workers: one set per game (cached: callers ask on every request) --------
 @cache
 def engine_start(game: str) -> Endpoint[e.StartHand, e.HandStarted]:
-    return Endpoint(s.engine_start(game), e.StartHand, e.HandStarted)
+    return Endpoint(s.engine_start(game), e.StartHand, e.HandStarted, idempotent=True)
 
 
 @cache
@@ -101,7 +105,7 @@ def engine_act(game: str) -> Endpoint[e.Act, e.Acted]:
 
 @cache
 def engine_view(game: str) -> Endpoint[e.GetView, ws.HandView]:
-    return Endpoint(s.engine_view(game), e.GetView, ws.HandView)
+    return Endpoint(s.engine_view(game), e.GetView, ws.HandView, idempotent=True)
 
 
 @cache
@@ -111,14 +115,14 @@ def engine_cancel(game: str) -> Endpoint[e.CancelHand, e.HandCancelled]:
 
 @cache
 def engine_record(game: str) -> Endpoint[e.GetHandRecord, e.HandRecord]:
-    return Endpoint(s.engine_record(game), e.GetHandRecord, e.HandRecord)
+    return Endpoint(s.engine_record(game), e.GetHandRecord, e.HandRecord, idempotent=True)
 
 
 @cache
 def engine_outcome(game: str) -> Endpoint[e.GetHandOutcome, e.HandOutcomeReport]:
-    return Endpoint(s.engine_outcome(game), e.GetHandOutcome, e.HandOutcomeReport)
+    return Endpoint(s.engine_outcome(game), e.GetHandOutcome, e.HandOutcomeReport, idempotent=True)
 
 
 @cache
 def engine_my_hands(game: str) -> Endpoint[e.ListMyHands, e.MyHands]:
-    return Endpoint(s.engine_my_hands(game), e.ListMyHands, e.MyHands)
+    return Endpoint(s.engine_my_hands(game), e.ListMyHands, e.MyHands, idempotent=True)
