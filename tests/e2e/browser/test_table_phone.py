@@ -200,7 +200,12 @@ def play_practice_hand(page: Any, game: str, tag: str, screenshots: Path) -> dic
             )
             continue
         y = page.evaluate("() => window.scrollY")
-        lay = check_layout(page, f"{game} {tag} v{state['version']}")
+        try:
+            lay = check_layout(page, f"{game} {tag} v{state['version']}")
+        except AssertionError:
+            # What the screen showed, for whoever reads the failure.
+            page.screenshot(path=str(screenshots / f"18-table-{game}-{tag}-layout-failed.png"))
+            raise
         if lay is None:  # ended as we looked: the top of the loop waits for the result
             page.wait_for_timeout(100)
             continue
