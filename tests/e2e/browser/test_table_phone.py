@@ -273,3 +273,39 @@ def test_mute_is_remembered_across_a_reload(new_page: Any, unique: str) -> None:
     page.reload()
     page.wait_for_selector("#mute")
     expect(page.locator("#mute")).to_have_attribute("aria-pressed", "false")
+
+
+# A Draw call answered by one bot, this seat to answer: the Fight/Fold prompt in the tray,
+# over a real hand's view (its own cards and board), with the most action buttons.
+DRAW_CALL = """() => {
+  const s = window.kalaro.tableState;
+  const f = structuredClone(s.frame);
+  f.version += 1000;  // newer than anything the socket holds, so it is drawn
+  f.events = [];
+  f.view.phase = 'answers';
+  f.view.draw_call = { caller: 1, answers: ['called', 'fight', null] };
+  f.view.legal = [{ type: 'fight' }, { type: 'fold' }];
+  window.kalaro.tableStore.dispatch({ type: 'view', frame: f });
+  return f.version;
+}"""
+
+
+def test_a_draw_call_prompt_fits_the_landscape_tray(
+    new_page: Any, unique: str, screenshots: Path
+) -> None:
+    page = new_page(LANDSCAPE)
+    sign_up(page, f"fight-{unique}@example.com", "Fighter")
+    page.click("button.practice[data-game='tongits']")
+    page.wait_for_function("() => /^#\\/tables\\/[0-9a-f]+$/.test(location.hash)")
+    page.click("#ready")
+    # Our turn: the bots wait for us, so nothing real replaces the made-up view below.
+    page.wait_for_function(
+        "() => (window.kalaro.tableState?.frame?.view?.legal || []).length > 0", timeout=30000
+    )
+    page.evaluate(DRAW_CALL)
+    page.wait_for_selector("#fight-prompt #fight")
+    page.screenshot(path=str(screenshots / "18-table-tongits-landscape-draw-call.png"))
+    lay = check_layout(page, "tongits landscape, answering a Draw call")
+    assert lay is not None
+    fight = page.locator("#fight-prompt #fight").bounding_box()
+    assert fight is not None and fight["y"] + fight["height"] <= LANDSCAPE["height"], fight
