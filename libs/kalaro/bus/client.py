@@ -54,12 +54,18 @@ class _Inbox:
             future.set_result(msg)
 
     async def request(
-        self, subject: str, payload: bytes, timeout: float, again: tuple[float, ...] = ()
+        self,
+        subject: str,
+        payload: bytes,
+        timeout: float,
+        again: tuple[float, ...] = (),
+        budget: ResendBudget | None = None,
     ) -> Msg | None:
         """The reply, or None when nobody answered (in time, or at all).
 
         ``again``: seconds after the first send at which the same request is sent once
-        more while no reply has come; a reply to any of the sends is the reply."""
+        more while no reply has come (each send taking a token from ``budget``, when
+        given); a reply to any of the sends is the reply."""
         token = str(next(self._tokens))
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Msg] = loop.create_future()
@@ -74,7 +80,7 @@ class _Inbox:
             for at in again:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(future), sent_at + at - loop.time())
-                if future.done():
+                if future.done() or (budget is not None and not budget.take()):
                     break
                 _asked_again(subject, at)
                 await self._nc.publish(subject, payload, reply=reply_to, headers=headers)
@@ -91,6 +97,31 @@ class _Inbox:
 
 #: When an idempotent request still unanswered is sent again, as shares of its time.
 ASK_AGAIN_AT = (0.25, 0.5, 0.75)
+#: Resends of a subject are at most this many per request, plus a burst: a service that
+#: is merely slow (every answer late, none lost) gets at most twice its requests, not
+#: four times, while one replica paused among several needs fewer than one per request.
+RESEND_RATIO = 1.0
+RESEND_BURST = 100.0
+
+
+class ResendBudget:
+    """One subject's tokens for resends: each request adds ``RESEND_RATIO`` (up to
+    ``RESEND_BURST``), each resend spends one."""
+
+    def __init__(self) -> None:
+        self.tokens = RESEND_BURST
+
+    def requested(self) -> None:
+        self.tokens = min(RESEND_BURST, self.tokens + RESEND_RATIO)
+
+    def take(self) -> bool:
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+_budgets: dict[str, ResendBudget] = {}
 #: At most one warning per subject this often (each repeat is counted in the metric).
 ASK_AGAIN_LOG_SECONDS = 60.0
 ASKED_AGAIN = Counter(
@@ -175,8 +206,12 @@ async def request(
     # without answering. An idempotent request is sent again at a quarter, half and
     # three quarters of its time: each send is a new draw, so with one of two replicas
     # paused, 1 in 16 goes unanswered instead of 1 in 2.
+    budget = None
+    if again:
+        budget = _budgets.get(subject) or _budgets.setdefault(subject, ResendBudget())
+        budget.requested()
     resend = tuple(timeout * f for f in ASK_AGAIN_AT) if again else ()
-    reply = await inbox.request(subject, encode(message), timeout, resend)
+    reply = await inbox.request(subject, encode(message), timeout, resend, budget)
     if reply is None:
         raise unavailable(subject)
     if reply.headers and ERROR_HEADER in reply.headers:

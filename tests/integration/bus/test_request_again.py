@@ -22,6 +22,7 @@ from nats.aio.msg import Msg
 from prometheus_client import REGISTRY
 
 from kalaro.bus import RemoteError, request
+from kalaro.bus.client import RESEND_BURST
 from kalaro.bus.codec import encode
 from kalaro.devstack import NatsServer
 from kalaro.proto.endpoints import Endpoint
@@ -83,7 +84,7 @@ async def frozen_replica(nats_server: NatsServer, nc: NATS, unique: str) -> Asyn
         await live.unsubscribe()
 
 
-async def _answered(nc: NATS, endpoint: Endpoint[Ping, Pong]) -> int:
+async def _answered(nc: NATS, endpoint: Endpoint[Ping, Pong], count: int = REQUESTS) -> int:
     async def one(n: int) -> str:
         try:
             reply = await request(nc, endpoint, Ping(n=n), timeout=TIMEOUT)
@@ -91,7 +92,7 @@ async def _answered(nc: NATS, endpoint: Endpoint[Ping, Pong]) -> int:
             return exc.code
         return "answered" if reply == Pong(n=n) else f"wrong answer {reply}"
 
-    outcomes = await asyncio.gather(*(one(n) for n in range(REQUESTS)))
+    outcomes = await asyncio.gather(*(one(n) for n in range(count)))
     assert set(outcomes) <= {"answered", "unavailable"}, outcomes
     return outcomes.count("answered")
 
@@ -117,3 +118,33 @@ async def test_an_idempotent_request_reaches_the_live_replica_past_a_paused_one(
     print(f"answered with one replica paused: {once}/{REQUESTS} sent once, {again} sent again")
     assert _asked_again(subject) > before
     assert f"no answer on {subject} within" in caplog.text
+
+
+async def test_a_slow_service_is_not_flooded_with_resends(nc: NATS, unique: str) -> None:
+    # Alive but slow: every answer comes after three quarters of the caller's time, so
+    # every request would be sent four times; the subject's budget keeps the copies to
+    # its burst here (and to one per request over time).
+    subject = f"test.{unique}.slow"
+    received = 0
+
+    answering: set[asyncio.Task[None]] = set()
+
+    async def answer_late(msg: Msg) -> None:
+        await asyncio.sleep(TIMEOUT * 0.8)
+        await msg.respond(encode(Pong(n=msgspec.json.decode(msg.data, type=Ping).n)))
+
+    async def slow(msg: Msg) -> None:  # each request answered late, all at once
+        nonlocal received
+        received += 1
+        task = asyncio.create_task(answer_late(msg))
+        answering.add(task)
+        task.add_done_callback(answering.discard)
+
+    sub = await nc.subscribe(subject, cb=slow)
+    requests = 3 * int(RESEND_BURST)
+    try:
+        answered = await _answered(nc, Endpoint(subject, Ping, Pong, idempotent=True), requests)
+    finally:
+        await sub.unsubscribe()
+    assert answered == requests
+    assert requests < received <= requests + RESEND_BURST, received  # not 4 x requests
