@@ -359,11 +359,11 @@ class TableFeed:
 
     async def _on_event(self, msg: Msg) -> None:
         if msg.data.startswith(_TABLE_FRAME_PREFIX):
-            await self._take_table(_table_changed.decode(msg.data).table)
+            await self.take_table(_table_changed.decode(msg.data).table)
         for conn in self.everyone():
             conn.push(msg.data)
 
-    async def _take_table(self, table: TableInfo) -> None:
+    async def take_table(self, table: TableInfo) -> None:
         """Hold ``table`` unless it is older than the one held."""
         if table.version < self.table.version:
             return
@@ -385,7 +385,7 @@ class TableFeed:
         table = await bus_request(
             self._nc, endpoints.LOBBY_GET_TABLE, GetTable(table_id=self.table_id)
         )
-        await self._take_table(table)
+        await self.take_table(table)
         frame = _encode(TableChanged(table=self.table))
         for conn in self.everyone():
             conn.push(frame)
@@ -583,8 +583,8 @@ class Hub:
                     self._nc, table, self.presence, self.mark_watched, self.mark_seated
                 )
                 self._feeds[table.table_id] = feed
-            elif table.version >= feed.table.version:
-                feed.table = table
+            else:
+                await feed.take_table(table)  # newer: the others' seats may have moved
             seat = feed.attach(conn)
             # Subscribed first: the lobby publishes the table when this report changes a
             # seat's presence, and a frame published before the subscription is lost for

@@ -238,9 +238,10 @@ class Session:
         message = lb.GetTable(table_id=table_id, caller=self.caller, invite_code=invite_code)
         table = await bus_request(self.nc, endpoints.LOBBY_GET_TABLE, message)
         seat = await self.hub.join(self.conn, table)
+        # The feed holds the newest table it has seen (one that changed while this socket
+        # joined may have its frame queued already): the snapshot must not be older.
         feed = self.hub.feed(table_id)
-        if feed is not None and feed.table.version > table.version:
-            table = feed.table  # changed while joining: its frame may already be queued
+        table = feed.table if feed is not None else table
         self.send(w.Subscribed(table=table, seat=seat, ref=ref))
         if table.hand_id is not None:
             await self.send_view(table_id)
