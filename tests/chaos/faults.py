@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field
 
@@ -145,27 +146,15 @@ class Injector:
         print(f"[chaos] {time.strftime('%H:%M:%S')} FAULT {fault.verb} {fault.label()}", flush=True)
         fault.at = time.time()
         try:
-            if fault.pause:
-                process = (
-                    node.process
-                    if fault.kind == "nats"
-                    else stack.redis.process
-                    if fault.kind == "redis"
-                    else stack.replicas[fault.target].process
-                )
-                assert process is not None, fault.label()
-                service = fault.kind not in ("nats", "redis")
-                if service:
-                    stack.note(fault.target, "SIGSTOP")
-                process.send_signal(signal.SIGSTOP)
-                try:
-                    await asyncio.sleep(FROZEN_SECONDS)
-                finally:
-                    process.send_signal(signal.SIGCONT)
-                    if service:
-                        stack.note(fault.target, "SIGCONT")
-                if fault.kind == "nats":
-                    await asyncio.to_thread(stack.cluster.wait_for_jetstream, 60)
+            if fault.pause and fault.kind == "nats":
+                await self._freeze(node.process)
+                await asyncio.to_thread(stack.cluster.wait_for_jetstream, 60)
+            elif fault.pause and fault.kind == "redis":
+                await self._freeze(stack.redis.process)
+            elif fault.pause:
+                stack.note(fault.target, "SIGSTOP")
+                await self._freeze(stack.replicas[fault.target].process)
+                stack.note(fault.target, "SIGCONT")
             elif fault.kind == "nats":
                 node.kill()
                 if fault.wipe:
@@ -186,6 +175,16 @@ class Injector:
             print(f"[chaos] fault {fault.label()} failed: {fault.error}", flush=True)
         fault.back_at = time.time()
         self.done.append(fault)
+
+    @staticmethod
+    async def _freeze(process: subprocess.Popen[bytes] | None) -> None:
+        """SIGSTOP for ``FROZEN_SECONDS``, then SIGCONT (whatever happens meanwhile)."""
+        assert process is not None, "a process to pause must be running"
+        process.send_signal(signal.SIGSTOP)
+        try:
+            await asyncio.sleep(FROZEN_SECONDS)
+        finally:
+            process.send_signal(signal.SIGCONT)
 
     async def run(self, plan: list[Fault]) -> list[Fault]:
         for fault in plan:

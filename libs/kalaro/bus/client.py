@@ -76,7 +76,7 @@ class _Inbox:
         headers = outgoing_headers()
         try:
             await self._nc.publish(subject, payload, reply=reply_to, headers=headers)
-            sent_at = loop.time()
+            sent_at = loop.time() if again else 0.0
             for at in again:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(future), sent_at + at - loop.time())

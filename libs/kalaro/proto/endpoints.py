@@ -30,8 +30,8 @@ class Endpoint(Generic[Req, Rep]):
     request: type[Req]
     reply: type[Rep]
     #: Asking twice does what asking once does (a read, or a write keyed so that a repeat
-    #: changes nothing): a caller given no answer in half its time asks once more, which
-    #: NATS may hand to another replica than one that is paused (``kalaro.bus.request``).
+    #: changes nothing): a caller given no answer yet sends it again, which NATS may hand
+    #: to another replica than one that is paused (``kalaro.bus.request``).
     idempotent: bool = False
 
 
