@@ -30,6 +30,9 @@ from kalaro.proto.endpoints import Endpoint
 QUEUE = "replicas"
 REQUESTS = 40
 TIMEOUT = 1.0
+#: The slow service's callers wait longer: its answers come between the last resend
+#: (at 3/4 of this) and the end, with room to spare on a busy machine.
+SLOW_TIMEOUT = 4.0
 
 
 class Ping(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,10 +87,12 @@ async def frozen_replica(nats_server: NatsServer, nc: NATS, unique: str) -> Asyn
         await live.unsubscribe()
 
 
-async def _answered(nc: NATS, endpoint: Endpoint[Ping, Pong], count: int = REQUESTS) -> int:
+async def _answered(
+    nc: NATS, endpoint: Endpoint[Ping, Pong], count: int = REQUESTS, timeout: float = TIMEOUT
+) -> int:
     async def one(n: int) -> str:
         try:
-            reply = await request(nc, endpoint, Ping(n=n), timeout=TIMEOUT)
+            reply = await request(nc, endpoint, Ping(n=n), timeout=timeout)
         except RemoteError as exc:
             return exc.code
         return "answered" if reply == Pong(n=n) else f"wrong answer {reply}"
@@ -130,7 +135,7 @@ async def test_a_slow_service_is_not_flooded_with_resends(nc: NATS, unique: str)
     answering: set[asyncio.Task[None]] = set()
 
     async def answer_late(msg: Msg) -> None:
-        await asyncio.sleep(TIMEOUT * 0.8)
+        await asyncio.sleep(SLOW_TIMEOUT * 0.85)
         await msg.respond(encode(Pong(n=msgspec.json.decode(msg.data, type=Ping).n)))
 
     async def slow(msg: Msg) -> None:  # each request answered late, all at once
@@ -143,7 +148,8 @@ async def test_a_slow_service_is_not_flooded_with_resends(nc: NATS, unique: str)
     sub = await nc.subscribe(subject, cb=slow)
     requests = 3 * int(RESEND_BURST)
     try:
-        answered = await _answered(nc, Endpoint(subject, Ping, Pong, idempotent=True), requests)
+        slow_endpoint = Endpoint(subject, Ping, Pong, idempotent=True)
+        answered = await _answered(nc, slow_endpoint, requests, SLOW_TIMEOUT)
     finally:
         await sub.unsubscribe()
     assert answered == requests
