@@ -68,6 +68,7 @@ from services.lobby.records import (
     MAX_ENTROPY,
     MAX_LIST,
     PRACTICE_IDLE_SECONDS,
+    PRACTICE_TABLES_PER_PLAYER,
     PRESENCE_FORGET_PERIODS,
     PRESENCE_GRACE_SECONDS,
     PRESENCE_REFRESH_SECONDS,
@@ -102,6 +103,7 @@ class Lobby:
         chat_limit: int = 5,
         chat_window_seconds: float = 10.0,
         practice_idle_seconds: float = PRACTICE_IDLE_SECONDS,
+        practice_per_player: int = PRACTICE_TABLES_PER_PLAYER,
         presence_grace_seconds: float = PRESENCE_GRACE_SECONDS,
         presence_refresh_seconds: float = PRESENCE_REFRESH_SECONDS,
     ) -> None:
@@ -134,6 +136,7 @@ class Lobby:
             deal=self.deal,
             cancel=self.cancel_table,
             idle_seconds=practice_idle_seconds,
+            per_player=practice_per_player,
             engine_timeout=engine_timeout,
             bots_timeout=bots_timeout,
         )
