@@ -7,7 +7,10 @@ host kept for one (:meth:`Practice.add_bot`, or :meth:`Practice.create_practice`
 also lets bots into private and practice tables without an invite code. A practice table
 is a zero-bet table its creator (any player) hosts against bots: it is never listed,
 only its host and bots may sit there, it deals itself once every seat is ready, and it
-ends when its host leaves.
+ends when its host leaves (or when nothing happens there for ``idle_seconds``). One
+player may have ``per_player`` open at once; one more is refused (``practice_limit``)
+rather than ending one of theirs unasked, which might be the one they are playing in
+another tab.
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ a socket watch) to anyone else only with its invite code; without it the answer 
 there; spectators who came with the code read. A player the host removes is listed in
 ``info.removed`` and may not sit there again until the host allows them back. Ending a
 table is its ``ended`` status in the usual table frame.
+
+A Sit with a bet must be covered by the caller's balance together with every other table
+where they sit with one (:mod:`~services.lobby.stakes`, the amounts from
+:func:`~services.lobby.money.seat_hold`).
 """
 
 from __future__ import annotations
