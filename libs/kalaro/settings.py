@@ -124,6 +124,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     hold_release_minutes: int = 10
     # Lobby: a practice table with nothing happening for this long is ended (bots leave)
     practice_idle_minutes: int = 30
+    # ...and one player may have this many practice tables open at once (one more is
+    # refused with ``practice_limit`` until they leave one or it goes idle)
+    practice_tables_per_player: int = 3
     # Presence (a seat's player connected, reconnecting or offline): a seat whose sockets
     # all went away shows "reconnecting" this long, then "offline". Gateways re-announce
     # their seated sockets this often; the lobby forgets a gateway silent for three such

@@ -68,6 +68,7 @@ async def run(settings: Settings) -> None:
             nc,
             redis,
             practice_idle_seconds=settings.practice_idle_minutes * 60,
+            practice_per_player=settings.practice_tables_per_player,
             presence_grace_seconds=settings.presence_grace_seconds,
             presence_refresh_seconds=settings.presence_refresh_seconds,
         )

@@ -36,7 +36,7 @@ from kalaro.proto.wallet import (
     PlaceHolds,
     VoidHand,
 )
-from services.lobby import hands
+from services.lobby import hands, money
 from services.lobby.records import TableRecord
 from services.lobby.rules import DealAborted, names, new_server_seed, require_host
 from services.lobby.store import TableStore
@@ -90,7 +90,7 @@ class Dealer:
         )
         info = rec.info
         seated = [s for s in info.seats if s is not None]
-        if info.bet > 0:
+        if money.seat_hold(info) > 0:
             await self._place_holds(rec, hand_id)
         start = StartHand(
             table_id=info.table_id,
@@ -118,7 +118,7 @@ class Dealer:
                 # No answer: the engine may have started the hand anyway. Only its
                 # cancel may decide (it also voids the holds).
                 await self.stop_hand(info.game, info.table_id, hand_id)
-            elif info.bet > 0:
+            elif money.seat_hold(info) > 0:
                 await self._void(info.table_id, hand_id)  # refused: it never started
             # The seed went out in a StartHand that did not happen; never reuse it, and
             # since players' entropy was given against its commitment, ask them again.
@@ -144,7 +144,7 @@ class Dealer:
     async def _place_holds(self, rec: TableRecord, hand_id: str) -> None:
         info = rec.info
         holds = tuple(
-            HoldRequest(user_id=s.user_id, amount=info.max_loss)
+            HoldRequest(user_id=s.user_id, amount=money.seat_hold(info))
             for s in info.seats
             if s is not None
         )
@@ -197,7 +197,7 @@ class Dealer:
                 )
             except RemoteError:
                 continue
-            if balance.available < rec.info.max_loss:
+            if balance.available < money.seat_hold(rec.info):
                 short.append(i)
         return tuple(short)
 

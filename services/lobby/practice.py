@@ -7,15 +7,20 @@ host kept for one (:meth:`Practice.add_bot`, or :meth:`Practice.create_practice`
 also lets bots into private and practice tables without an invite code. A practice table
 is a zero-bet table its creator (any player) hosts against bots: it is never listed,
 only its host and bots may sit there, it deals itself once every seat is ready, and it
-ends when its host leaves.
+ends when its host leaves (or when nothing happens there for ``idle_seconds``). One
+player may have ``per_player`` open at once; one more is refused (``practice_limit``)
+rather than ending one of theirs unasked, which might be the one they are playing in
+another tab.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import Any
 
 from nats.aio.client import Client as NATS
 
@@ -39,6 +44,23 @@ from services.lobby.writer import TableWriter
 
 log = logging.getLogger("kalaro.lobby")
 
+#: An idle practice table that could not be ended is looked at again after this long.
+RETRY_IDLE_SECONDS = 60.0
+#: A practice-table claim whose create has not stored its table after this long died.
+CLAIM_SECONDS = 60.0
+# Add a claim to a player's set of practice tables only while it has room.
+_CLAIM = """
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  return redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+end
+return 0
+"""
+# The claim becomes the table's id in one step, so the count never moves meanwhile.
+_SWAP = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+return redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+"""
+
 
 class Practice:
     """The lobby's practice tables and bots."""
@@ -52,6 +74,7 @@ class Practice:
         deal: Callable[[Deal], Awaitable[TableInfo]],
         cancel: Callable[[CancelTable], Awaitable[TableInfo]],
         idle_seconds: float,
+        per_player: int,
         engine_timeout: float,
         bots_timeout: float,
     ) -> None:
@@ -61,6 +84,11 @@ class Practice:
         self._store = store
         self._writer = writer
         self.idle_seconds = idle_seconds
+        if per_player < 1:
+            raise ValueError("KALARO_PRACTICE_TABLES_PER_PLAYER must be at least 1")
+        self.per_player = per_player
+        self._claim: Any = store.redis.register_script(_CLAIM)
+        self._swap: Any = store.redis.register_script(_SWAP)
         self._engine_timeout = engine_timeout
         self._bots_timeout = bots_timeout
 
@@ -75,9 +103,16 @@ class Practice:
         dealt, so nothing else needs undoing) and the error says so.
         """
         rec = setup.new_practice(req, created_at=self._writer.now_iso(), now=self._now())
-        # Never listed: a practice table is its host's alone (they open it by its id).
-        rec = await self._writer.insert(rec, listed=False)
+        host = req.caller.user_id
+        claim = await self._claim_slot(host)
+        try:
+            # Never listed: a practice table is its host's alone (they open it by its id).
+            rec = await self._writer.insert(rec, listed=False)
+        except Exception:
+            await self._store.redis.zrem(self._hosted(host), claim)
+            raise
         table_id = rec.info.table_id
+        await self._swap(keys=[self._hosted(host)], args=[claim, table_id, self._now()])
         await self._store.note_practice(table_id, closed=False, now=self._now())
         outcomes = await asyncio.gather(
             *(self._seat_bot(rec.info, seat) for seat, _ in rec.bot_seats),
@@ -94,6 +129,36 @@ class Practice:
             )
         _, rec = await self._store.load(table_id)
         return TableCreated(table=rec.info)
+
+    def _hosted(self, user_id: str) -> str:
+        return f"{self._store.practice}-of:{user_id}"
+
+    async def _claim_slot(self, user_id: str) -> str:
+        """Claim one of the player's practice-table slots, or refuse: the claim (a
+        token, replaced by the table's id once stored) is added only while fewer than
+        ``per_player`` are there, atomically, so racing creates cannot overshoot.
+
+        The per-player set is checked against the tables first: one that ended (its host
+        left, the idle sweep, a cancel) or expired no longer counts, nor does a claim
+        whose create died (older than :data:`CLAIM_SECONDS`).
+        """
+        key, now = self._hosted(user_id), self._now()
+        members = await self._store.redis.execute("ZRANGE", key, 0, -1, "WITHSCORES")
+        found = {m.decode(): float(at) for m, at in zip(members[::2], members[1::2], strict=True)}
+        claims = {m for m in found if m.startswith("+")}
+        tables = await self._store.load_many(sorted(set(found) - claims))
+        open_tables = [r.info for _, r in tables if r is not None and setup.practice_open(r.info)]
+        gone = [t for t, r in tables if r is None or not setup.practice_open(r.info)]
+        opening = [c for c in claims if now - found[c] < CLAIM_SECONDS]
+        gone += sorted(claims - set(opening))
+        if gone:
+            await self._store.redis.zrem(key, *gone)
+        claim = f"+{secrets.token_hex(8)}"
+        if not await self._claim(keys=[key], args=[self.per_player, claim, now]):
+            raise setup.practice_limit_error(
+                open_tables, len(opening), self.per_player, self.idle_seconds / 60
+            )
+        return claim
 
     async def deal_if_ready(self, info: TableInfo) -> TableInfo:
         """A practice table deals itself when the last seat taps Ready (as its host)."""
@@ -169,6 +234,10 @@ class Practice:
                     ended.append(table_id)
             except (ServiceError, RemoteError) as exc:
                 log.warning("idle practice table %s: not ended yet (%s)", table_id, exc)
+                # Looked at again a sweep later, behind the others: tables that cannot end
+                # now (an engine away) must not keep the rest out of the sweep's ``limit``.
+                retry_at = self._now() - self.idle_seconds + RETRY_IDLE_SECONDS
+                await self._store.note_practice(table_id, closed=False, now=retry_at)
         return ended
 
     async def _end_if_idle(self, table_id: str) -> bool:

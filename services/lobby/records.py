@@ -20,6 +20,9 @@ BOT_ROLE = "bot"
 #: A practice table with nothing happening at it for this long is ended (its host left
 #: without saying so, and its bots would otherwise wait for them for ever).
 PRACTICE_IDLE_SECONDS = 30 * 60
+#: Practice tables one player may have open at once (each has bots seated, holding a
+#: socket and a task each); one more is refused until they leave one or it goes idle.
+PRACTICE_TABLES_PER_PLAYER = 3
 CLOSED = ("ended", "cancelled")
 IN_HAND = ("dealing", "playing")
 # A seat kept for a bot stays kept this long: the bots service sits its bot within a

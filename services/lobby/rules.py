@@ -240,7 +240,11 @@ def allow_back(rec: TableRecord, caller: Caller, user_id: str) -> TableRecord:
     require_host(info, caller)
     require_open(info)
     if all(r.user_id != user_id for r in info.removed):
-        raise _error(codes.NOT_FOUND, "that player was not removed from this table")
+        # The table is there and so may the player be: it is their state that is wrong.
+        raise _error(
+            codes.NOT_REMOVED,
+            "that player was not removed from this table (or was already allowed back)",
+        )
     kept = tuple(r for r in info.removed if r.user_id != user_id)
     return replace(rec, info=replace(info, removed=kept))
 

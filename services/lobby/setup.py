@@ -11,7 +11,14 @@ from kalaro.bus import ServiceError
 from kalaro.games.registry import GameRules, UnknownGame, rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto.lobby import Caller, CreatePractice, CreateTable, SeatInfo, TableInfo
-from services.lobby.records import BOT_ROLE, DEFAULT_TURN_SECONDS, HOST_ROLES, MAX_BET, TableRecord
+from services.lobby.records import (
+    BOT_ROLE,
+    CLOSED,
+    DEFAULT_TURN_SECONDS,
+    HOST_ROLES,
+    MAX_BET,
+    TableRecord,
+)
 
 
 def game_rules(game: str) -> GameRules:
@@ -105,4 +112,28 @@ def new_practice(req: CreatePractice, *, created_at: str, now: float) -> TableRe
         server_seed="",
         entropy=("",) * game.seats,
         bot_seats=tuple((seat, now) for seat in range(1, game.seats)),
+    )
+
+
+# --- how many practice tables one player may have open ----------------------------------
+
+
+def practice_open(info: TableInfo | None) -> bool:
+    """Whether a practice table counts towards its host's limit (open, not gone)."""
+    return info is not None and info.status not in CLOSED
+
+
+def practice_limit_error(
+    open_tables: list[TableInfo], opening: int, limit: int, idle_minutes: float
+) -> ServiceError:
+    """The refusal of one practice table too many, naming the limit and the tables open
+    (``opening``: how many more are being opened right now)."""
+    named = [f"{t.game} table {t.table_id}" for t in open_tables]
+    if opening:
+        named.append(f"{opening} being opened right now")
+    return ServiceError(
+        codes.PRACTICE_LIMIT,
+        f"you already have {limit} practice tables open, the most one player may have "
+        f"({', '.join(named)}). Leave one of them first (leaving a practice table ends "
+        f"it); one nobody plays at closes by itself after {idle_minutes:g} minutes.",
     )

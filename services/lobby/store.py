@@ -132,7 +132,10 @@ class TableStore:
         """A chunk of the listing index from ``start``, newest first: each table id with
         its record (None: gone). Empty past the end."""
         ids = await self.redis.zrevrange(self.index, start, start + LIST_CHUNK - 1)
-        names = [i.decode() for i in ids]
+        return await self.load_many([i.decode() for i in ids])
+
+    async def load_many(self, names: list[str]) -> list[tuple[str, TableRecord | None]]:
+        """Each table id with its record (None: gone), read in one round trip."""
         if not names:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -17,6 +17,10 @@ a socket watch) to anyone else only with its invite code; without it the answer 
 there; spectators who came with the code read. A player the host removes is listed in
 ``info.removed`` and may not sit there again until the host allows them back. Ending a
 table is its ``ended`` status in the usual table frame.
+
+A Sit with a bet must be covered by the caller's balance together with every other table
+where they sit with one (:mod:`~services.lobby.stakes`, the amounts from
+:func:`~services.lobby.money.seat_hold`).
 """
 
 from __future__ import annotations
@@ -29,11 +33,11 @@ from functools import partial
 
 from nats.aio.client import Client as NATS
 
-from kalaro.bus import ServiceError, request
+from kalaro.bus import ServiceError
 from kalaro.bus.codec import encode
 from kalaro.bus.redislink import RedisLink
-from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
+from kalaro.proto import subjects
 from kalaro.proto.lobby import (
     AllowBack,
     CancelTable,
@@ -57,7 +61,6 @@ from kalaro.proto.lobby import (
     TableInfo,
     TableList,
 )
-from kalaro.proto.wallet import GetBalance
 from kalaro.proto.ws import ChatPosted
 from services.lobby import access, hands, rules, setup
 from services.lobby.chat import ChatLimiter, mask
@@ -69,11 +72,13 @@ from services.lobby.records import (
     MAX_ENTROPY,
     MAX_LIST,
     PRACTICE_IDLE_SECONDS,
+    PRACTICE_TABLES_PER_PLAYER,
     PRESENCE_FORGET_PERIODS,
     PRESENCE_GRACE_SECONDS,
     PRESENCE_REFRESH_SECONDS,
     TableRecord,
 )
+from services.lobby.stakes import Stakes
 from services.lobby.store import TableStore
 from services.lobby.writer import TableWriter
 
@@ -102,13 +107,13 @@ class Lobby:
         chat_limit: int = 5,
         chat_window_seconds: float = 10.0,
         practice_idle_seconds: float = PRACTICE_IDLE_SECONDS,
+        practice_per_player: int = PRACTICE_TABLES_PER_PLAYER,
         presence_grace_seconds: float = PRESENCE_GRACE_SECONDS,
         presence_refresh_seconds: float = PRESENCE_REFRESH_SECONDS,
     ) -> None:
         self._nc = nc
         self._store = TableStore(redis, prefix)
         self._clock = clock
-        self._wallet_timeout = wallet_timeout
         self._writer = TableWriter(
             nc,
             self._store,
@@ -127,6 +132,7 @@ class Lobby:
             wallet_timeout=wallet_timeout,
             engine_timeout=engine_timeout,
         )
+        self._stakes = Stakes(nc, self._store, prefix, clock=clock, wallet_timeout=wallet_timeout)
         self._practice = Practice(
             nc,
             self._store,
@@ -134,6 +140,7 @@ class Lobby:
             deal=self.deal,
             cancel=self.cancel_table,
             idle_seconds=practice_idle_seconds,
+            per_player=practice_per_player,
             engine_timeout=engine_timeout,
             bots_timeout=bots_timeout,
         )
@@ -210,28 +217,13 @@ class Lobby:
         # wallet round trip; the same checks run again inside the compare-and-set.
         _, rec = await self._load(req.table_id)
         rules.sit_seat(rec, caller, req.seat, req.invite_code, now)
-        await self._require_available(caller.user_id, rec.info)
         change = partial(
             rules.sit, caller=caller, seat=req.seat, invite_code=req.invite_code, now=now
         )
-        return (await self._update(req.table_id, change)).info
-
-    async def _require_available(self, user_id: str, info: TableInfo) -> None:
-        if info.max_loss <= 0:
-            return
-        balance = await request(
-            self._nc,
-            endpoints.WALLET_BALANCE,
-            GetBalance(user_id=user_id),
-            timeout=self._wallet_timeout,
-        )
-        if balance.available < info.max_loss:
-            units = info.max_loss // info.bet
-            raise ServiceError(
-                codes.INSUFFICIENT_FUNDS,
-                f"you need {info.max_loss} credits available to sit here "
-                f"({units}x the bet of {info.bet}); you have {balance.available}",
-            )
+        # Sitting with a bet: only if the balance covers this table on top of every other
+        # table where the caller sits with one (see services.lobby.stakes).
+        sat = await self._stakes.sit(caller, rec.info, lambda: self._update(req.table_id, change))
+        return sat.info
 
     async def leave(self, req: Leave) -> TableInfo:
         return (await self._update(req.table_id, partial(rules.leave, caller=req.caller))).info

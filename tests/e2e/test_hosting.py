@@ -73,4 +73,7 @@ def test_invite_code_and_allow_back_are_the_hosts(http: httpx.Client, unique: st
     assert [r["user_id"] for r in http.get(path, headers=host).json()["removed"]] == [guest_id]
     allowed = http.post(f"{path}/allow-back", json=body, headers=host)
     assert allowed.status_code == 200 and allowed.json()["removed"] == []
+    # Allowing back someone who is not barred is a state conflict, not a missing table.
+    again = http.post(f"{path}/allow-back", json=body, headers=host)
+    assert (again.status_code, error_code(again)) == (409, "not_removed"), again.text
     assert http.post(f"{path}/sit", json={"invite_code": code}, headers=guest_h).status_code == 200

@@ -25,6 +25,13 @@ ALREADY_DECIDED = "already_decided"
 UNAVAILABLE = "unavailable"
 # The host removed this player from the table; they sit again only if the host allows.
 REMOVED_FROM_TABLE = "removed_from_table"
+# Allow-back for a player the host never removed (or already allowed back).
+NOT_REMOVED = "not_removed"
+# Sitting here too would commit more credits than the player has, counting every
+# table where they already sit with a bet (the message names those tables).
+COMMITTED_ELSEWHERE = "committed_elsewhere"
+# The player already has as many open practice tables as one player may.
+PRACTICE_LIMIT = "practice_limit"
 INTERNAL = "internal"
 # The action named a version the hand has moved past (or not reached): resync, retry.
 STALE_VERSION = "stale_version"
@@ -51,6 +58,9 @@ HTTP_STATUS: dict[str, int] = {
     EMAIL_TAKEN: 409,
     ALREADY_DECIDED: 409,
     INSUFFICIENT_FUNDS: 409,
+    NOT_REMOVED: 409,
+    COMMITTED_ELSEWHERE: 409,
+    PRACTICE_LIMIT: 409,
     STALE_VERSION: 409,
     HAND_CANCELLED: 409,
     NOT_SUBSCRIBED: 409,

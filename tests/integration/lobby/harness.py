@@ -64,8 +64,10 @@ class Peers:
     Knobs: ``balances`` (default :data:`RICH`), ``short`` (PlaceHolds refuses naming
     these users, all or nothing, like the real wallet), ``engine_error`` (StartHand
     answers with this error code), ``delay`` (seconds each hold/start takes),
-    ``engine_voids`` (CancelHand voids the hand at the wallet, as the real engine's void
-    reaches it through JetStream), ``cancel_error`` (CancelHand answers with this code).
+    ``balance_delay`` (seconds each balance answer takes), ``engine_voids`` (CancelHand
+    voids the hand at the wallet, as the real engine's void reaches it through
+    JetStream), ``cancel_error`` (CancelHand answers with this code), ``view_error``
+    (GetView answers with this code).
     """
 
     wallet: bool = True
@@ -74,7 +76,9 @@ class Peers:
     engine_error: str | None = None
     delay: float = 0.0
     engine_voids: bool = False
+    balance_delay: float = 0.0  # seconds each GetBalance takes (widens Sit races)
     cancel_error: str | None = None
+    view_error: str | None = None  # GetView answers with this error code
     nc: NATS | None = None  # set by the harness: the stand-in engine's connection
     balance_asks: list[GetBalance] = field(default_factory=list)
     holds: list[PlaceHolds] = field(default_factory=list)
@@ -98,6 +102,7 @@ class Peers:
 
     async def _balance(self, req: GetBalance) -> Balance:
         self.balance_asks.append(req)
+        await asyncio.sleep(self.balance_delay)
         amount = self.balances.get(req.user_id, RICH)
         return Balance(user_id=req.user_id, balance=amount, held=0, available=amount)
 
@@ -127,6 +132,8 @@ class Peers:
         return HandStarted(hand_id=req.hand_id, version=1)
 
     async def _view(self, req: GetView) -> ws.HandView:
+        if self.view_error is not None:
+            raise ServiceError(self.view_error, "engine cannot say")
         hands = [s.hand_id for s in self.starts if s.table_id == req.table_id]
         if not hands:
             raise ServiceError(codes.NOT_FOUND, f"no hand at table {req.table_id}")

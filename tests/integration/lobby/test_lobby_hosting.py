@@ -42,7 +42,7 @@ async def test_removed_player_cannot_sit_again_until_the_host_allows(lobby: Lobb
     await refused(codes.REMOVED_FROM_TABLE, lobby.sit(ben, table_id, seat=1))
     # Only the host (or an admin) lets them back, and only someone who was removed.
     await refused(codes.FORBIDDEN, _allow(lobby, players[0], table_id, ben.user_id))
-    await refused(codes.NOT_FOUND, _allow(lobby, lobby.host, table_id, players[0].user_id))
+    await refused(codes.NOT_REMOVED, _allow(lobby, lobby.host, table_id, players[0].user_id))
     assert (await lobby.get(table_id)).removed == after.removed  # refusals changed nothing
 
     allowed = await _allow(lobby, lobby.host, table_id, ben.user_id)

@@ -137,3 +137,32 @@ async def test_holds_placed_refused_and_voided_by_the_real_wallet(
         assert (balance.balance, balance.held) == (100, 0)  # voided: nothing moved
     report = await request(nc, subjects.WALLET_AUDIT, Audit(), AuditReport, timeout=15)
     assert report.total == 0 and report.mismatched_accounts == ()
+
+
+async def test_sit_counts_every_table_once_against_the_real_balance(
+    wallet: AsyncEngine, lobby: LobbyHarness
+) -> None:
+    """Ana's 160 credits cover two tables of max loss 80: one in a hand (its 80 held at
+    the wallet, counted once, not again as a seat) and one more; not a third."""
+    nc = lobby.nc
+    playing, waiting, third = [(await lobby.create("tongits", 20)).table for _ in range(3)]
+    ana, ben, cris = (lobby.user(n) for n in ("Ana", "Ben", "Cris"))
+    await open_accounts(wallet, *(p.user_id for p in (ana, ben, cris)))
+    await _adjust(nc, ana.user_id, 160)
+    for p in (ben, cris):
+        await _adjust(nc, p.user_id, 100)
+    for p in (ana, ben, cris):
+        await lobby.sit(p, playing.table_id)
+        await lobby.ready(p, playing.table_id)
+    dealt = await lobby.deal(lobby.host, playing.table_id)
+    assert dealt.status == "playing"
+    balance = await _balance(nc, ana.user_id)
+    assert (balance.balance, balance.held, balance.available) == (160, 80, 80)
+
+    await lobby.sit(ana, waiting.table_id)
+    with pytest.raises(RemoteError) as over:
+        await lobby.sit(ana, third.table_id)
+    assert over.value.code == codes.COMMITTED_ELSEWHERE
+    assert playing.table_id in over.value.message and waiting.table_id in over.value.message
+    assert "240" in over.value.message and "160" in over.value.message
+    assert (await lobby.get(third.table_id)).seats == (None, None, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from msgspec.structs import replace
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
@@ -71,3 +72,15 @@ def test_new_practice_keeps_every_other_seat_for_a_bot() -> None:
     assert rec.bot_seats == ((1, NOW), (2, NOW))
     with pytest.raises(ServiceError):
         setup.new_practice(CreatePractice(caller=BOT, game="tongits"), created_at="t", now=NOW)
+
+
+def test_only_open_practice_tables_count_and_the_refusal_names_them() -> None:
+    open_one = record(bet=0, practice=True).info
+    assert setup.practice_open(open_one)
+    for status in ("ended", "cancelled"):
+        assert not setup.practice_open(replace(open_one, status=status))  # type: ignore[arg-type]
+    assert not setup.practice_open(None)  # expired
+    refusal = setup.practice_limit_error([open_one], opening=2, limit=3, idle_minutes=30)
+    assert refusal.code == codes.PRACTICE_LIMIT
+    assert "3 practice tables" in refusal.message and "tongits table t1" in refusal.message
+    assert "2 being opened right now" in refusal.message and "30 minutes" in refusal.message

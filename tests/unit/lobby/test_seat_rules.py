@@ -84,7 +84,7 @@ def test_remove_bars_the_player_until_the_host_allows_them_back() -> None:
     back = rules.allow_back(removed, ADMIN, BEN.user_id)  # an admin may run any table
     assert back.info.removed == ()
     assert rules.sit(back, BEN, None, None, NOW).info.seats[1] is not None
-    refused(codes.NOT_FOUND, rules.allow_back, back, HOST, BEN.user_id)
+    assert "not removed" in refused(codes.NOT_REMOVED, rules.allow_back, back, HOST, BEN.user_id)
     assert "already empty" in refused(codes.CONFLICT, rules.remove_player, removed, HOST, 1)
 
 
