@@ -112,8 +112,10 @@ class _Unplaceable(Exception):
 _TRANSIENT = (NatsTimeout, TimeoutError, ServiceUnavailableError, ServerError, _ClusterNotReady)
 _ATTEMPTS = 20
 #: How long a new stream's replicas may be refused before it is created with fewer: a
-#: cluster that has just elected its leader may not know every node for a moment.
-PLACEMENT_PATIENCE_SECONDS = 5.0
+#: cluster that has just elected its leader refuses R3 ("no suitable peers") until it
+#: knows every node, which took 3 s on a loopback cluster; a cluster really too small
+#: only makes each start wait this long.
+PLACEMENT_PATIENCE_SECONDS = 15.0
 
 
 async def ensure_stream(
