@@ -101,7 +101,8 @@ class _ClusterNotReady(Exception):
 
 
 class _Unplaceable(Exception):
-    """JetStream refused to place a new stream's replicas (too few nodes for them)."""
+    """JetStream refused to place a stream's replicas: a cluster still finding its
+    nodes, or one with too few of them (which, we cannot tell at once)."""
 
     def __init__(self, refusal: BaseException) -> None:
         super().__init__(str(refusal))
@@ -157,7 +158,7 @@ async def ensure_stream(
             now = time.monotonic()
             refused_since = now if refused_since is None else refused_since
             if now - refused_since >= PLACEMENT_PATIENCE_SECONDS or attempt == _ATTEMPTS - 1:
-                info = await _create_with_fewer(js, spec, target, exc.refusal)
+                info = await _ensure(js, spec, target, settle=True)
                 break
             log.info("stream %s: replicas not placed yet (%s); retrying", name, exc)
             await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
@@ -180,7 +181,11 @@ async def ensure_stream(
     return info
 
 
-async def _ensure(js: JetStreamContext, spec: StreamSpec, target: _replicas.Target) -> StreamInfo:
+async def _ensure(
+    js: JetStreamContext, spec: StreamSpec, target: _replicas.Target, *, settle: bool = False
+) -> StreamInfo:
+    """One try. Replicas the server will not place raise :class:`_Unplaceable`, or with
+    ``settle`` are given up on: fewer for a new stream, its own for an existing one."""
     wanted = spec.config()
     try:
         info = await js.stream_info(spec.name)
@@ -196,6 +201,8 @@ async def _ensure(js: JetStreamContext, spec: StreamSpec, target: _replicas.Targ
                 info = await js.stream_info(spec.name)
             except NotFoundError:
                 if _replicas.placement_refused(refused):
+                    if settle:
+                        return await _create_with_fewer(js, spec, target, refused)
                     raise _Unplaceable(refused) from refused
                 if isinstance(refused, ServerError):
                     raise
@@ -212,6 +219,8 @@ async def _ensure(js: JetStreamContext, spec: StreamSpec, target: _replicas.Targ
     except (BadRequestError, ServerError) as refused:
         if "num_replicas" not in changes or not _replicas.placement_refused(refused):
             raise
+        if not settle:
+            raise _Unplaceable(refused) from refused
         # Keep the replicas it has (loudly: /readyz says so) and apply the rest.
         before = changes.pop("num_replicas")[0]
         _replicas.refused(spec.name, before, target, refused)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from nats.aio.client import Client as NATS
-from nats.js.api import StreamConfig
+from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -85,11 +85,22 @@ async def test_an_existing_one_copy_stream_is_raised_to_three(
     js = cnc.jetstream()
     name, subject = f"OLD_{unique}", f"old.{unique}.>"
     await js.add_stream(StreamConfig(name=name, subjects=[subject], num_replicas=1))
+    # A durable consumer made before (the wallet's): its position is kept on the stream's
+    # nodes too once the stream has three.
+    await js.add_consumer(
+        name, ConsumerConfig(durable_name="reader", ack_policy=AckPolicy.EXPLICIT)
+    )
     caplog.set_level(logging.INFO, logger="kalaro.bus.jetstream")
     info = await ensure_stream(js, name, [subject], settings=load_settings(NO_SETTING))
     assert info.config.num_replicas == 3
     assert any("num_replicas 1 -> 3" in r.getMessage() for r in caplog.records)
     await _wait_for_replicas(cnc, name, 3)
+
+    async def consumer_on_three() -> bool:
+        cluster = (await js.consumer_info(name, "reader")).cluster
+        return cluster is not None and len(cluster.replicas or []) == 2
+
+    await _eventually(consumer_on_three, timeout=20)
 
 
 async def test_a_readiness_check_raises_a_stream_the_cluster_can_hold(
@@ -99,10 +110,14 @@ async def test_a_readiness_check_raises_a_stream_the_cluster_can_hold(
     name = f"LATE_{unique}"
     # Made while the cluster looked smaller (say, created while two nodes were down).
     await js.add_stream(StreamConfig(name=name, subjects=[f"late.{unique}.>"], num_replicas=1))
-    ready, results = await readiness(
-        cnc, {"jetstream": streams_ready(cnc, [name], load_settings(NO_SETTING))}
-    )
-    assert ready, results
+    checks = {"jetstream": streams_ready(cnc, [name], load_settings(NO_SETTING))}
+
+    async def ready() -> bool:
+        # Probed again and again, as a kubelet does: a cluster that has just formed may
+        # refuse R3 for a moment ("no suitable peers"), then grants it.
+        return (await readiness(cnc, checks))[0]
+
+    await _eventually(ready, timeout=20)
     assert (await js.stream_info(name)).config.num_replicas == 3
 
 
