@@ -20,7 +20,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kalaro.bus import jetstream, replicas
+from kalaro.bus import replicas, streams
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.bus.runner import connect, readiness, streams_ready
 from kalaro.devstack import NatsCluster, NatsServer
@@ -127,7 +127,7 @@ async def test_replicas_the_cluster_cannot_hold_are_refused_loudly_and_not_ready
     # Five copies on three nodes: the server refuses them whatever we do (a derived
     # count meets the same refusal on a cluster smaller than it looks).
     five = load_settings({"KALARO_STREAM_REPLICAS": "5"})
-    monkeypatch.setattr(jetstream, "PLACEMENT_PATIENCE_SECONDS", 0.3)
+    monkeypatch.setattr(streams, "PLACEMENT_PATIENCE_SECONDS", 0.3)
     caplog.set_level(logging.INFO, logger="kalaro.bus.jetstream")
     js = cnc.jetstream()
 
