@@ -6,8 +6,10 @@ server keeps one. Set, it is used as it is (and an existing stream is brought to
 down as well as up). A derived count only ever raises a stream's replicas: while a
 node is down the cluster looks smaller, and that must not shrink an R3 stream.
 
-When the server refuses more replicas (too few nodes able to hold them), the stream
-keeps what it has: the refusal is logged as an error, kept in :data:`SHORTFALL`, and
+When the server refuses the replicas (too few nodes able to hold them) for longer than a
+forming cluster would, an existing stream keeps what it has and a new one is created
+with as many as the server places: the refusal is logged as an error, kept in
+:data:`SHORTFALL` (so it is logged once, not on every probe), and
 ``/readyz`` of the services that own the stream says not ready, with the reason, until
 a later check raises it (:func:`check_replicas`, run by every readiness probe).
 """
