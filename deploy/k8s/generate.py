@@ -280,8 +280,8 @@ def kalaro_documents() -> list[dict[str, Any]]:
         "metadata": {"name": "kalaro-settings", "labels": dict(PART_OF)},
         "data": {
             "KALARO_ENV": "production",
-            # Each stream kept on all three NATS nodes (see "Streams" in the README).
-            "KALARO_STREAM_REPLICAS": "3",
+            # No KALARO_STREAM_REPLICAS: each stream gets one replica per NATS node, at
+            # most 3, read from the cluster at start (see "Streams" in the README).
             "KALARO_HTTP_HOST": "0.0.0.0",
             "KALARO_HTTP_PORT": str(HTTP_PORT),
             # Health, readiness and /metrics of every service but the gateway, on all

@@ -38,12 +38,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     redis_tls_verify: Literal["full", "ca", "none"] = "full"
     database_url: str = "sqlite+aiosqlite:///var/kalaro.db"
     var_dir: str = "var"
-    # JetStream streams (RESULTS, EVENTS): copies kept by a NATS cluster (1 on a single
-    # server, 3 on a 3-node cluster), and how much of each stream is kept. A hand's
-    # result or event is ~1 KB, so 1 GiB is about a million of them; messages stay
-    # after they are consumed, until they are this old or the stream is this big
-    # (then the oldest go). See "Operating it" in the README for the sizing.
-    stream_replicas: int = 1
+    # JetStream streams (RESULTS, EVENTS): copies kept by a NATS cluster, and how much
+    # of each stream is kept. Replicas 0 (the default): as many as the cluster has
+    # nodes, at most 3 (1 on a single server), read from the server at start
+    # (kalaro.bus.replicas); set, exactly that many. A hand's result or event is ~1 KB,
+    # so 1 GiB is about a million of them; messages stay after they are consumed, until
+    # they are this old or the stream is this big (then the oldest go). See "Operating
+    # it" in the README for the sizing.
+    stream_replicas: int = 0
     results_stream_max_age_days: float = 7.0
     results_stream_max_bytes: int = _GIB
     events_stream_max_age_days: float = 7.0

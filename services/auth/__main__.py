@@ -105,7 +105,7 @@ async def run(settings: Settings) -> None:
         checks = {
             "database": database_ready(engine),
             "redis": redis_ready(redis),
-            "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM]),
+            "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM], settings),
         }
         await serve(
             build_service(deps),

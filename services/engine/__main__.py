@@ -41,7 +41,9 @@ async def run(game: str) -> None:
             health_host=settings.health_host,
             checks={
                 "redis": redis_ready(redis),
-                "jetstream": streams_ready(nc, [subjects.RESULTS_STREAM, subjects.EVENTS_STREAM]),
+                "jetstream": streams_ready(
+                    nc, [subjects.RESULTS_STREAM, subjects.EVENTS_STREAM], settings
+                ),
             },
             on_start=worker.start,
             on_stop=worker.stop,

@@ -95,7 +95,7 @@ async def run(settings: Settings) -> None:
             health_host=settings.health_host,
             checks={
                 "redis": redis_ready(redis),
-                "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM]),
+                "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM], settings),
             },
             on_start=on_start,
             on_stop=on_stop,

@@ -60,7 +60,9 @@ async def run(settings: Settings) -> None:
 
         checks = {
             "database": database_ready(engine),
-            "jetstream": streams_ready(nc, [subjects.RESULTS_STREAM, subjects.EVENTS_STREAM]),
+            "jetstream": streams_ready(
+                nc, [subjects.RESULTS_STREAM, subjects.EVENTS_STREAM], settings
+            ),
         }
         await serve(
             service,

@@ -22,7 +22,7 @@ def test_the_nats_url_may_list_several_servers() -> None:
 def test_stream_replicas_and_limits_come_from_the_environment() -> None:
     defaults = stream_specs(load_settings({}))
     results = defaults[subjects.RESULTS_STREAM]
-    assert results.replicas == 1
+    assert results.replicas == 0  # derived from the cluster when ensured
     assert results.max_age_seconds == 7 * 86400
     assert results.max_bytes == 1024**3
     assert results.config().duplicate_window == 3600

@@ -4,9 +4,9 @@ Publishers set ``Nats-Msg-Id`` so JetStream drops duplicates inside its window;
 consumers are durable pull consumers with explicit ack, and their handlers are
 idempotent (keyed in SQL) so a redelivery past the window changes nothing either.
 
-The streams are declared once (:func:`stream_specs`): file storage, replicated
-``KALARO_STREAM_REPLICAS`` times, kept for an age and up to a size from settings.
-Every service that publishes or consumes ensures the same declaration.
+The streams themselves are declared and ensured in :mod:`kalaro.bus.streams`
+(re-exported here): file storage, replicated ``KALARO_STREAM_REPLICAS`` times or, unset,
+as many times as the cluster has nodes, up to 3, bounded by age and size.
 """
 
 from __future__ import annotations
@@ -17,174 +17,31 @@ import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig, StreamInfo
-from nats.js.errors import (
-    BadRequestError,
-    NotFoundError,
-    ServerError,
-    ServiceUnavailableError,
-)
+from nats.js.api import AckPolicy, ConsumerConfig
 
 from kalaro.bus.codec import decoder, encode
+from kalaro.bus.streams import DUPLICATE_WINDOW_SECONDS, StreamSpec, ensure_stream, stream_specs
 from kalaro.logs import bind_from, outgoing_headers
-from kalaro.proto import subjects
-from kalaro.settings import Settings
+
+__all__ = [
+    "ACK_WAIT_SECONDS",
+    "DUPLICATE_WINDOW_SECONDS",
+    "RUNNING",
+    "DurableConsumer",
+    "StreamSpec",
+    "batch_ages",
+    "ensure_stream",
+    "message_age",
+    "publish_once",
+    "stream_specs",
+]
 
 log = logging.getLogger("kalaro.bus.jetstream")
-
-
-@dataclass(frozen=True)
-class StreamSpec:
-    """What one durable stream is: its subjects and how much of it is kept."""
-
-    name: str
-    subjects: tuple[str, ...]
-    max_age_seconds: float
-    max_bytes: int
-    replicas: int = 1
-
-    def config(self) -> StreamConfig:
-        return StreamConfig(
-            name=self.name,
-            subjects=list(self.subjects),
-            num_replicas=self.replicas,
-            max_age=self.max_age_seconds,
-            max_bytes=self.max_bytes,
-            storage=StorageType.FILE,
-            # Publishers retry with the same Nats-Msg-Id; within this window JetStream
-            # stores the message once (the consumers are idempotent beyond it).
-            duplicate_window=min(DUPLICATE_WINDOW_SECONDS, self.max_age_seconds),
-        )
-
-
-DUPLICATE_WINDOW_SECONDS = 3600.0
-_DAY = 86400.0
-
-
-def stream_specs(settings: Settings | None = None) -> dict[str, StreamSpec]:
-    """Every durable stream, declared once: each service ensures exactly these."""
-    s = settings if settings is not None else Settings()
-    return {
-        spec.name: spec
-        for spec in (
-            StreamSpec(
-                subjects.RESULTS_STREAM,
-                (subjects.RESULTS_SUBJECTS,),
-                max_age_seconds=s.results_stream_max_age_days * _DAY,
-                max_bytes=s.results_stream_max_bytes,
-                replicas=s.stream_replicas,
-            ),
-            StreamSpec(
-                subjects.EVENTS_STREAM,
-                (subjects.EVENTS_SUBJECTS,),
-                max_age_seconds=s.events_stream_max_age_days * _DAY,
-                max_bytes=s.events_stream_max_bytes,
-                replicas=s.stream_replicas,
-            ),
-        )
-    }
-
-
-class _ClusterNotReady(Exception):
-    """A stream could not be placed yet: the cluster is still finding its peers."""
-
-
-# JetStream answers "not now" while a cluster elects leaders or moves a stream's replicas.
-_TRANSIENT = (NatsTimeout, TimeoutError, ServiceUnavailableError, ServerError, _ClusterNotReady)
-_ATTEMPTS = 20
-
-
-async def ensure_stream(
-    js: JetStreamContext,
-    name: str,
-    subject_list: list[str] | None = None,
-    *,
-    settings: Settings | None = None,
-) -> StreamInfo:
-    """Create the stream, or bring its replicas and limits to the declared ones.
-
-    ``name`` is one of :func:`stream_specs` (limits and replicas from ``settings``,
-    defaults without); ``subject_list`` matters only for a stream not declared there.
-    Safe to call from every replica at once: creating an existing stream with the same
-    configuration is a no-op, and an update to the same configuration changes nothing.
-    """
-    spec = stream_specs(settings).get(name)
-    if spec is None:
-        if not subject_list:
-            raise ValueError(f"stream {name!r} is not declared; give its subjects")
-        defaults = Settings() if settings is None else settings
-        spec = StreamSpec(
-            name,
-            tuple(subject_list),
-            max_age_seconds=defaults.results_stream_max_age_days * _DAY,
-            max_bytes=defaults.results_stream_max_bytes,
-            replicas=defaults.stream_replicas,
-        )
-    for attempt in range(_ATTEMPTS):
-        try:
-            return await _ensure(js, spec)
-        except _TRANSIENT as exc:
-            if attempt == _ATTEMPTS - 1:
-                raise
-            log.info("stream %s: JetStream not ready (%r); retrying", name, exc)
-            await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
-    raise AssertionError("unreachable")
-
-
-async def _ensure(js: JetStreamContext, spec: StreamSpec) -> StreamInfo:
-    wanted = spec.config()
-    try:
-        info = await js.stream_info(spec.name)
-    except NotFoundError:
-        try:
-            return await js.add_stream(wanted)
-        except BadRequestError as refused:
-            # Another replica created it (perhaps from an older configuration) between
-            # our look-up and our create: bring that one up to date below. Or a forming
-            # cluster does not know enough peers yet ("no suitable peers for placement").
-            try:
-                info = await js.stream_info(spec.name)
-            except NotFoundError:
-                raise _ClusterNotReady(str(refused)) from refused
-    have = info.config
-    changes = _differences(have, wanted)
-    if not changes:
-        return info
-    if have.storage is not None and have.storage != StorageType.FILE:
-        log.warning("stream %s: stored in %s, not file; left as it is", spec.name, have.storage)
-        changes.pop("storage", None)
-    updated = have.evolve(**{field: after for field, (_, after) in changes.items()})
-    info = await js.update_stream(updated)
-    log.info(
-        "stream %s updated: %s",
-        spec.name,
-        ", ".join(f"{field} {before} -> {after}" for field, (before, after) in changes.items()),
-    )
-    return info
-
-
-def _differences(have: StreamConfig, wanted: StreamConfig) -> dict[str, tuple[Any, Any]]:
-    """The fields ``ensure_stream`` manages whose values differ (before, after)."""
-    changes: dict[str, tuple[Any, Any]] = {}
-    if (have.num_replicas or 1) != wanted.num_replicas:
-        changes["num_replicas"] = (have.num_replicas or 1, wanted.num_replicas)
-    assert wanted.max_age is not None and wanted.max_bytes is not None
-    if not have.max_age or abs(have.max_age - wanted.max_age) > 0.001:
-        changes["max_age"] = (have.max_age or 0, wanted.max_age)
-    if have.max_bytes != wanted.max_bytes:
-        changes["max_bytes"] = (have.max_bytes, wanted.max_bytes)
-    # The window is kept at least as long as declared; a longer one is left alone.
-    if have.duplicate_window + 0.001 < wanted.duplicate_window:
-        changes["duplicate_window"] = (have.duplicate_window, wanted.duplicate_window)
-    if have.storage not in (None, StorageType.FILE):
-        changes["storage"] = (have.storage, StorageType.FILE)
-    return changes
 
 
 async def publish_once(js: JetStreamContext, subject: str, message: Any, msg_id: str) -> None:

@@ -21,11 +21,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, Gauge, Histogram, generate_la
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kalaro.bus import jetstream
+from kalaro.bus import jetstream, replicas
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.service import Service
 from kalaro.logs import redact
-from kalaro.settings import nats_servers
+from kalaro.settings import Settings, nats_servers
 
 log = logging.getLogger("kalaro.bus.runner")
 
@@ -352,14 +352,15 @@ def database_ready(engine: AsyncEngine) -> Check:
     return check
 
 
-def streams_ready(nc: NATS, names: Iterable[str]) -> Check:
-    """JetStream answers and every stream in ``names`` exists."""
+def streams_ready(nc: NATS, names: Iterable[str], settings: Settings | None = None) -> Check:
+    """JetStream answers and every stream in ``names`` exists with its replicas (raised
+    now if the cluster can hold more; not ready, saying why, if it refuses them)."""
     wanted = tuple(names)
+    s = settings if settings is not None else Settings()
 
     async def check() -> None:
-        js = nc.jetstream()
         for name in wanted:
-            await js.stream_info(name)
+            await replicas.check_replicas(nc, name, s)
 
     return check
 
