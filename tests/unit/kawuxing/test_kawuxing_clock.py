@@ -218,10 +218,15 @@ def test_the_away_threshold_is_an_option() -> None:
     assert events[0] == TimedOut(seat=0, away=False) and state.timeouts == (2, 0, 0)
 
 
-def test_a_call_window_waiting_only_on_away_seats_runs_0_s() -> None:
+def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() -> None:
+    """Who may claim is private: a window's deadline (every seat sees it) must not tell
+    that only away seats can claim, so it never shortens for them."""
     state = discarded_5s()  # waits on seats 1 and 2
     assert kw.pending_timer(away(state, 1)) == Timer("call", (1, 2), 10, opened_at=2)
-    assert kw.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 0, opened_at=2)
+    assert kw.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 10, opened_at=2)
+    for viewer in (0, None):  # not waited on: the same clock whoever is away
+        assert kw.view(away(state, 1, 2), viewer).clock == Clock("call", (), 10)
+    assert kw.view(away(state, 1, 2), 1).clock == Clock("call", (1,), 10)
 
 
 def test_an_own_move_clears_away_and_resets_the_count() -> None:
@@ -229,7 +234,7 @@ def test_an_own_move_clears_away_and_resets_the_count() -> None:
     state, events = kw.apply(state, 1, Claim("pong", ("5s", "5s")))
     assert not any(isinstance(e, Returned) for e in events)
     assert (state.away, state.timeouts) == ((False, False, True), (0, 0, 2))
-    assert kw.pending_timer(state) == Timer("call", (2,), 0, opened_at=2)
+    assert kw.pending_timer(state) == Timer("call", (2,), 10, opened_at=2)
 
 
 def test_back_is_offered_first_at_any_moment_and_changes_nothing_else() -> None:

@@ -233,12 +233,18 @@ def test_an_away_seat_stays_away_and_keeps_counting() -> None:
     assert events[0] == TimedOut(seat=0, away=True) and state.timeouts[0] == 3
 
 
-def test_a_call_window_waiting_only_on_away_seats_runs_0_s() -> None:
+def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() -> None:
+    """Who may claim is private: a window's deadline (every seat sees it) must not tell
+    that only away seats can claim, so it never shortens for them."""
     state = after_discard(CLAIMS, "9s", "5m")  # waits on seats 1 and 2
     assert mj.pending_timer(away(state, 1)) == Timer("call", (1, 2), 10, opened_at=2)
-    assert mj.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 0, opened_at=2)
+    assert mj.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 10, opened_at=2)
     answered, _ = mj.apply(away(state, 1), 2, Pass())  # now it waits on seat 1 alone
-    assert mj.pending_timer(answered) == Timer("call", (1,), 0, opened_at=2)
+    assert mj.pending_timer(answered) == Timer("call", (1,), 10, opened_at=2)
+    for viewer in (0, 3, None):  # not waited on: the same clock as when others may claim
+        assert mj.view(answered, viewer).clock == Clock("call", (), 10)
+        assert mj.view(answered, viewer).clock == mj.view(state, viewer).clock
+    assert mj.view(answered, 1).clock == Clock("call", (1,), 10)
 
 
 def test_an_own_move_clears_away() -> None:

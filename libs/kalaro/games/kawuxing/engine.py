@@ -29,7 +29,8 @@ once, as always); declare the win if the hand is complete; else discard the draw
 (after a pong: the rightmost tile). A call window: claim the win if it is offered
 (robbing a kong included), else pass. A time-out never declares a kong, claims a pong
 or kong, nor shows the hand. After ``away_after_timeouts`` time-outs in a row the seat is
-marked away and its timers run 0 s; any move of its own, or ``Back`` (offered first to
+marked away and its turn timer runs 0 s (a call window still runs ``call_seconds``: its
+length must not tell who may claim); any move of its own, or ``Back`` (offered first to
 an away seat at any moment), clears that.
 """
 
@@ -231,8 +232,9 @@ def to_act(state: State) -> list[int]:
 def pending_timer(state: State) -> Timer | None:
     """The deadline the worker must run now, if any: the call window, or the turn.
 
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
-    that waits only on seats marked away runs 0 s.
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
+    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
+    claim is private).
     """
     return tilegame.pending_timer(state, Timer)
 

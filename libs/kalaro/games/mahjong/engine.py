@@ -33,8 +33,9 @@ the seat. A turn: draw if not drawn yet; declare the win if the hand is complete
 (self-draw or Bisaklat); else discard the drawn tile (after a claim: the rightmost tile
 as shown). A call window: claim Mahjong if it is offered (robbing a kang included),
 else pass. A time-out never declares a kang nor claims a chow, pong or kang. After
-``away_after_timeouts`` time-outs in a row the seat is marked away and its timers run
-0 s; any move of its own, or ``Back`` (offered first to an away seat at any moment),
+``away_after_timeouts`` time-outs in a row the seat is marked away and its turn timer
+runs 0 s (a call window still runs ``call_seconds``: its length must not tell who may
+claim); any move of its own, or ``Back`` (offered first to an away seat at any moment),
 clears that.
 """
 
@@ -288,8 +289,9 @@ def to_act(state: State) -> list[int]:
 def pending_timer(state: State) -> Timer | None:
     """The deadline the worker must run now, if any: the call window, or the turn.
 
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
-    that waits only on seats marked away runs 0 s.
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
+    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
+    claim is private).
     """
     return tilegame.pending_timer(state, Timer)
 

@@ -261,17 +261,18 @@ def to_act(state: _S) -> list[int]:
 def pending_timer(state: _S, timer: Callable[..., _T]) -> _T | None:
     """The deadline the worker must run now, if any: the call window, or the turn.
 
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
-    that waits only on seats marked away runs 0 s. ``timer`` is the game's ``Timer``.
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn (0 s for a
+    seat marked away). A call window always runs ``call_seconds``, even when it waits
+    only on seats marked away: who may claim is private, and a deadline that depended on
+    it (in a view's clock or a frame's ``deadline_ms``) would tell every seat that only
+    away seats can claim. ``timer`` is the game's ``Timer``.
     """
     if state.phase == "calls":
         assert state.call is not None
-        seats = tuple(pending(state.call))
-        gone = bool(seats) and all(clock.is_away(state.away, s) for s in seats)
         return timer(
             kind="call",
-            seats=seats,
-            seconds=0 if gone else state.options.call_seconds,
+            seats=tuple(pending(state.call)),
+            seconds=state.options.call_seconds,
             opened_at=state.call.opened_at,
         )
     seconds = state.options.turn_seconds

@@ -1,0 +1,106 @@
+"""A seat's view is a function of what that seat may know — for every game and ruleset.
+
+Random hands are played through the registry; at every step, for every seat and the
+audience, the hidden part of the state is re-dealt consistently with what that viewer
+knows (``tests/unit/redeal.py``: the others' concealed tiles or cards, the wall or
+stock, the others' claim options and answers) and the view — clock, legal actions and
+all — must come out byte for byte the same. One seat is slow (it lets its clock run out,
+so it is soon marked away) and others time out now and then, so call windows that wait
+on away seats are played too. A few hundred hands by default; ``make test-deep`` (the
+``deep`` marker) plays 2,000 and more.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import msgspec
+import pytest
+
+from kalaro.games.registry import Game, game_names, rules_for
+from tests.unit.redeal import REDEALS
+
+_MAX_STEPS = 2000  # far above any real hand
+_FAST_HANDS = 40  # per ruleset: 240 hands in all, a few seconds each ruleset
+_DEEP_HANDS = 700  # per ruleset, after the fast ones: 4,200 hands in all
+_encode = msgspec.msgpack.encode
+
+CASES = [
+    pytest.param(game, ruleset, id=f"{game}-{ruleset}")
+    for game in game_names()
+    for ruleset in rules_for(game).rulesets
+]
+
+
+def _differences(one: Any, other: Any) -> list[str]:
+    """The top-level view fields that differ (for the failure message)."""
+    a, b = msgspec.to_builtins(one), msgspec.to_builtins(other)
+    return [f"{key}: {a[key]!r} != {b.get(key)!r}" for key in a if a[key] != b.get(key)]
+
+
+def _check_views(rules: Game, state: Any, rng: random.Random, where: str) -> None:
+    redeal = REDEALS[rules.name]
+    for viewer in (*range(rules.seats), None):
+        seen = rules.view(state, viewer)
+        alt = redeal(state, viewer, rng)
+        if _encode(alt) == _encode(state):
+            continue  # nothing hidden (the hand is over, say)
+        other = rules.view(alt, viewer)
+        assert _encode(other) == _encode(seen), (
+            f"{where}: viewer {viewer}'s view changes with what it cannot know: "
+            + "; ".join(_differences(seen, other))
+        )
+
+
+def _play(rules: Game, options: Any, n: int) -> None:
+    seed = f"redeal:{rules.name}:{options}:{n}".encode()
+    rng = random.Random(seed)
+    state = rules.new_hand(options, seed, n % rules.seats)
+    slow = rng.randrange(rules.seats)  # lets its clock run out: soon marked away
+    time_out = rules.time_out()
+    _check_views(rules, state, rng, f"hand {n} step 0")
+    for step in range(1, _MAX_STEPS):
+        if rules.is_over(state):
+            break
+        timer = rules.pending_timer(state)
+        waiting = rules.to_act(state)
+        timed = [s for s in timer.seats if s in waiting] if timer else []
+        moves = [
+            (seat, action)
+            for seat in waiting
+            if seat != slow or not timed
+            for action in rules.legal_actions(state, seat)
+        ]
+        if timed and (not moves or slow in timed or rng.random() < 0.1):
+            seat, action = timed[0], time_out  # as the worker does when the clock runs out
+        else:
+            assert moves, f"hand {n} step {step}: nobody can act and no timer runs"
+            seat, action = rng.choice(moves)
+        state, _ = rules.apply(state, seat, action)
+        _check_views(rules, state, rng, f"hand {n} step {step}")
+    else:
+        pytest.fail(f"hand {n}: no end after {_MAX_STEPS} steps")
+
+
+def test_every_game_can_be_redealt() -> None:
+    """A new game gets this test for free, once it says what its seats cannot know."""
+    missing = set(game_names()) - set(REDEALS)
+    assert not missing, f"add a re-deal to tests/unit/redeal.py for {sorted(missing)}"
+
+
+@pytest.mark.parametrize(("game", "ruleset"), CASES)
+def test_a_view_does_not_change_with_what_its_seat_cannot_know(game: str, ruleset: str) -> None:
+    rules = rules_for(game)
+    options = rules.options({"ruleset": ruleset})
+    for n in range(_FAST_HANDS):
+        _play(rules, options, n)
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize(("game", "ruleset"), CASES)
+def test_many_views_do_not_change_with_what_their_seat_cannot_know(game: str, ruleset: str) -> None:
+    rules = rules_for(game)
+    options = rules.options({"ruleset": ruleset})
+    for n in range(_FAST_HANDS, _FAST_HANDS + _DEEP_HANDS):
+        _play(rules, options, n)
