@@ -3,10 +3,11 @@
 A seat that lets its timer run out ``away_after_timeouts`` times in a row is marked
 away: its timers then run for 0 seconds, so the table never waits on it, until it acts
 again or taps Back. A private window (a tile game's call window, where who may claim is
-secret) is the exception: it runs its full length whoever it waits on, since its
-deadline is shown to every seat. Per seat, a state keeps ``away`` flags and consecutive
-``timeouts``; an empty tuple (a state stored before the clock existed) means nobody
-away, no time-outs. ``Clock`` is what a view shows of the running timer.
+secret) never waits on an away seat (the game answers for it as the window opens) and
+runs its full length whoever it waits on, since its deadline is shown to every seat.
+Per seat, a state keeps ``away`` flags and consecutive ``timeouts``; an empty tuple (a
+state stored before the clock existed) means nobody away, no time-outs. ``Clock`` is
+what a view shows of the running timer.
 """
 
 from __future__ import annotations
