@@ -4,7 +4,8 @@ Random hands are played through the registry; at every step, for every seat and 
 audience, the hidden part of the state is re-dealt consistently with what that viewer
 knows (``tests/unit/redeal.py``: the others' concealed tiles or cards, the wall or
 stock, the others' claim options and answers) and the view — clock, legal actions and
-all — must come out byte for byte the same. One seat is slow (it lets its clock run out,
+all — must come out byte for byte the same, and so must the running timer's deadline
+that every seat's frame carries. One seat is slow (it lets its clock run out,
 so it is soon marked away, and its claims are then answered at once) and others time out
 now and then, so away seats with claims and windows' time-outs are played too. A few
 hundred hands by default; ``make test-deep`` (the ``deep`` marker) plays 3,600 more.
@@ -42,6 +43,13 @@ def _differences(one: Any, other: Any) -> list[str]:
     return [f"{key}: {a[key]!r} != {b.get(key)!r}" for key in a if a[key] != b.get(key)]
 
 
+def _deadline(rules: Game, state: Any) -> tuple[Any, ...] | None:
+    """What every seat's frame shows of the running timer: its ``deadline_ms`` is set
+    from the window's kind, ``opened_at`` and ``seconds`` (the engine worker)."""
+    timer = rules.pending_timer(state)
+    return None if timer is None else (timer.kind, timer.opened_at, timer.seconds)
+
+
 def _check_views(rules: Game, state: Any, rng: random.Random, where: str) -> None:
     redeal = REDEALS[rules.name]
     for viewer in (*range(rules.seats), None):
@@ -49,6 +57,10 @@ def _check_views(rules: Game, state: Any, rng: random.Random, where: str) -> Non
         alt = redeal(state, viewer, rng)
         if _encode(alt) == _encode(state):
             continue  # nothing hidden (the hand is over, say)
+        assert _deadline(rules, alt) == _deadline(rules, state), (
+            f"{where}: the deadline every frame shows changes with what viewer {viewer} "
+            f"cannot know: {_deadline(rules, state)} != {_deadline(rules, alt)}"
+        )
         other = rules.view(alt, viewer)
         assert _encode(other) == _encode(seen), (
             f"{where}: viewer {viewer}'s view changes with what it cannot know: "
