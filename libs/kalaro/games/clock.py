@@ -2,9 +2,12 @@
 
 A seat that lets its timer run out ``away_after_timeouts`` times in a row is marked
 away: its timers then run for 0 seconds, so the table never waits on it, until it acts
-again or taps Back. Per seat, a state keeps ``away`` flags and consecutive ``timeouts``;
-an empty tuple (a state stored before the clock existed) means nobody away, no
-time-outs. ``Clock`` is what a view shows of the running timer.
+again or taps Back. A private window (a tile game's call window, where who may claim is
+secret) never waits on an away seat (the game answers for it as the window opens) and
+runs its full length whoever it waits on, since its deadline is shown to every seat.
+Per seat, a state keeps ``away`` flags and consecutive ``timeouts``; an empty tuple (a
+state stored before the clock existed) means nobody away, no time-outs. ``Clock`` is
+what a view shows of the running timer.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ class Clock(msgspec.Struct, frozen=True):
     """The timer running now, as a view shows it: ``kind`` (``"turn"``, ``"call"``,
     ``"fight_or_fold"``), the seats it waits on (of a private window such as a tile
     game's call window, only the viewer's own seat), and ``seconds``, the window's
-    length: 0 when every seat it waits on is away.
+    length: 0 when every seat it waits on is away (never for a private window, whose
+    length is the same whoever it waits on).
     """
 
     kind: str
@@ -28,7 +32,9 @@ class Clock(msgspec.Struct, frozen=True):
 
 def visible(timer: Any, seat: int | None, private: frozenset[str] = frozenset()) -> Clock | None:
     """``timer`` (a game's ``pending_timer``, or None) as ``seat`` may see it: of a window
-    whose kind is in ``private``, the viewer learns only whether it waits on them."""
+    whose kind is in ``private``, the viewer learns only whether it waits on them (its
+    ``seconds`` must not depend on who else it waits on: the game's ``pending_timer``
+    sees to that, and the re-deal property test checks it)."""
     if timer is None:
         return None
     seats: tuple[int, ...] = timer.seats

@@ -206,7 +206,14 @@ async def test_mahjong_call_window_passes_for_everyone_silent_after_a_short_wind
     closed = feed.public_views[window + 1]
     assert closed["view"]["phase"] == "draw"
     assert closed["deadline_ms"] is None
-    assert [e["type"] for e in closed["events"]] == ["timed_out", "timed_out", "calls_passed"]
+    # A call window's time-outs are each told to their own seat only (they would tell
+    # the others who could claim).
+    assert [e["type"] for e in closed["events"]] == ["calls_passed"]
+    for seat in range(4):
+        own = feed.seat_views[seat][window + 1]["events"]
+        outs = [e for e in own if e["type"] == "timed_out"]
+        assert outs == ([{"type": "timed_out", "seat": seat, "away": False, "call": True}]
+                        if seat in waiting else []), (seat, own)  # fmt: skip
     _, slot = await load_slot(workers.store("mahjong"), start.table_id)
     timed_out = slot.actions[len(scenario.actions) :]
     assert sorted(seat for seat, _ in timed_out) == waiting

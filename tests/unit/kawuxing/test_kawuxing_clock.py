@@ -15,12 +15,14 @@ from kalaro.games.base import IllegalAction
 from kalaro.games.kawuxing import (
     Back,
     CallAnswered,
+    CallWindowOpened,
     Claim,
     Clock,
     DeclareKong,
     Discard,
     Draw,
     HandWon,
+    KongOffered,
     Pass,
     Returned,
     State,
@@ -176,9 +178,12 @@ def test_a_shown_hand_times_out_like_its_own_draw() -> None:
 def test_a_call_window_time_out_passes_a_pong_but_claims_a_win() -> None:
     state = discarded_5s()
     state, events = kw.apply(state, 1, TimeOut())
-    assert events == [TimedOut(seat=1, away=False), CallAnswered(seat=1, claim=None)]
+    assert events == [TimedOut(seat=1, away=False, call=True), CallAnswered(seat=1, claim=None)]
     state, events = kw.apply(state, 2, TimeOut())
-    assert events[:2] == [TimedOut(seat=2, away=False), CallAnswered(seat=2, claim=Claim("win"))]
+    assert events[:2] == [
+        TimedOut(seat=2, away=False, call=True),
+        CallAnswered(seat=2, claim=Claim("win")),
+    ]
     assert events[-1] == HandWon(seat=2, tile="5s", self_draw=False, discarder=0)
 
 
@@ -199,8 +204,8 @@ def test_a_time_out_robs_a_kong_it_may_win_on() -> None:
 
 
 def test_two_time_outs_in_a_row_mark_a_seat_away_and_its_clock_runs_0_s() -> None:
-    state = discarded_5s()
-    state, _ = play(state, [(1, TimeOut()), (2, Pass())])  # seat 1 let the 5s go
+    state = msgspec.structs.replace(discarded_5s(), timeouts=(0, 1, 0))  # one turn let go
+    state, _ = play(state, [(1, TimeOut()), (2, Pass())])  # the 5s: private, no count
     assert (state.turn, state.timeouts) == (1, (0, 1, 0))
     state, events = kw.apply(state, 1, TimeOut())  # and its own turn
     assert events[0] == TimedOut(seat=1, away=True)
@@ -218,18 +223,64 @@ def test_the_away_threshold_is_an_option() -> None:
     assert events[0] == TimedOut(seat=0, away=False) and state.timeouts == (2, 0, 0)
 
 
-def test_a_call_window_waiting_only_on_away_seats_runs_0_s() -> None:
+def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() -> None:
+    """Who may claim is private: a window's deadline (every seat sees it) must not tell
+    that only away seats can claim, so it never shortens for them."""
     state = discarded_5s()  # waits on seats 1 and 2
     assert kw.pending_timer(away(state, 1)) == Timer("call", (1, 2), 10, opened_at=2)
-    assert kw.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 0, opened_at=2)
+    assert kw.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 10, opened_at=2)
+    for viewer in (0, None):  # not waited on: the same clock whoever is away
+        assert kw.view(away(state, 1, 2), viewer).clock == Clock("call", (), 10)
+    assert kw.view(away(state, 1, 2), 1).clock == Clock("call", (1,), 10)
 
 
 def test_an_own_move_clears_away_and_resets_the_count() -> None:
-    state = away(discarded_5s(), 1, 2)
-    state, events = kw.apply(state, 1, Claim("pong", ("5s", "5s")))
+    state = away(rig([None, None, None], front="9s"), 0, 2)
+    state, events = kw.apply(state, 0, Draw())
     assert not any(isinstance(e, Returned) for e in events)
     assert (state.away, state.timeouts) == ((False, False, True), (0, 0, 2))
-    assert kw.pending_timer(state) == Timer("call", (2,), 0, opened_at=2)
+
+
+def test_answers_to_a_call_window_touch_no_away_mark_and_its_time_out_is_private() -> None:
+    """The away marks are public and who may claim is private: a claim, a pass or a
+    time-out in a call window neither counts nor clears, and only its seat is told of
+    the time-out."""
+    state = msgspec.structs.replace(discarded_5s(), timeouts=(0, 1, 1))
+    state, _ = kw.apply(state, 1, Claim("pong", ("5s", "5s")))
+    assert state.timeouts == (0, 1, 1)
+    state, events = kw.apply(state, 2, TimeOut())
+    assert events[0] == TimedOut(seat=2, away=False, call=True)
+    assert [kw.event_for(events[0], viewer) for viewer in (None, 0, 1, 2)] == [
+        None,
+        None,
+        None,
+        events[0],
+    ]
+    assert state.away == () and state.timeouts == (0, 1, 1)
+    assert kw.result(state) is not None
+
+
+def test_a_window_only_away_seats_may_claim_is_settled_out_of_sight() -> None:
+    state = away(rig(WIN_OVER_PONG, front="5s"), 1, 2)
+    state, _ = kw.apply(state, 0, Draw())
+    state, events = kw.apply(state, 0, Discard("5s"))
+    assert not any(isinstance(e, CallWindowOpened) for e in events)
+    assert CallAnswered(seat=1, claim=None) in events  # told to seat 1 alone
+    assert events[-1] == HandWon(seat=2, tile="5s", self_draw=False, discarder=0)
+    assert (state.away, state.timeouts) == ((False, True, True), (0, 2, 2))
+
+
+def test_a_kong_only_away_seats_may_rob_is_not_offered_in_sight() -> None:
+    state = rig(
+        ["258p 258s 5z 6z 7z 1p", "56s 234p 567p 888p 99s", None],
+        front="7s",
+        back="4p",
+        melds={0: [pong("7s", from_seat=2)]},
+    )
+    state, _ = kw.apply(away(state, 1), 0, Draw())
+    state, events = kw.apply(state, 0, DeclareKong("7s"))  # seat 1 (away) robs it
+    assert not any(isinstance(e, KongOffered | CallWindowOpened) for e in events)
+    assert isinstance(events[-1], HandWon) and events[-1].robbed_kong
 
 
 def test_back_is_offered_first_at_any_moment_and_changes_nothing_else() -> None:
@@ -312,10 +363,15 @@ def _sleepy_hand(
             action = TimeOut() if sleepy else choose(state, seat, rng, greedy=True)
         before = state
         state, events = kw.apply(state, seat, action)
-        if isinstance(action, TimeOut):
+        if isinstance(action, TimeOut) and before.phase == "calls":  # private: no count
+            assert events[0] == TimedOut(seat=seat, away=False, call=True)
+            assert (state.away, state.timeouts) == (before.away, before.timeouts)
+        elif isinstance(action, TimeOut):
             now_away = seat in kw.away_seats(state)
             assert events[0] == TimedOut(seat=seat, away=now_away)
             marked += now_away and seat not in kw.away_seats(before)
+        elif before.phase == "calls" and not isinstance(action, Back):
+            assert (state.away, state.timeouts) == (before.away, before.timeouts)
         else:
             assert seat not in kw.away_seats(state)
         assert accounted(state) and kw.hand_size_ok(state)

@@ -15,7 +15,9 @@ from kalaro.games.base import IllegalAction
 from kalaro.games.mahjong import (
     Back,
     CallAnswered,
+    CallWindowOpened,
     Claim,
+    ClaimsOffered,
     Clock,
     DeclareKang,
     Discard,
@@ -177,7 +179,7 @@ def test_a_call_window_time_out_claims_an_offered_win() -> None:
     state = after_discard(TWO_WINNERS, "1z", "5m")
     state, events = mj.apply(state, 2, TimeOut())
     assert events[:2] == [
-        TimedOut(seat=2, away=False),
+        TimedOut(seat=2, away=False, call=True),
         CallAnswered(seat=2, claim=Claim("mahjong")),
     ]
     assert events[-1] == HandWon(seat=2, tile="5m", self_draw=False, discarder=0)
@@ -187,7 +189,7 @@ def test_a_call_window_time_out_claims_an_offered_win() -> None:
 def test_a_call_window_time_out_passes_a_pong_but_claims_a_win() -> None:
     state = after_discard(WIN_OVER_PONG, "1z", "5m")
     state, events = mj.apply(state, 2, TimeOut())  # seat 2 may only pong: pass
-    assert events == [TimedOut(seat=2, away=False), CallAnswered(seat=2, claim=None)]
+    assert events == [TimedOut(seat=2, away=False, call=True), CallAnswered(seat=2, claim=None)]
     state, events = mj.apply(state, 3, TimeOut())  # seat 3 may win
     assert events[1] == CallAnswered(seat=3, claim=Claim("mahjong"))
     result = mj.result(state)
@@ -205,11 +207,12 @@ def test_a_timed_out_win_is_not_a_passed_win() -> None:
 
 
 def test_two_time_outs_in_a_row_mark_a_seat_away_and_its_clock_runs_0_s() -> None:
-    # Seat 1 lets the window on 5m pass, then its own turn: away.
-    state = after_discard(CLAIMS, "9s", "5m")
-    state, events = play(state, [(1, TimeOut()), (2, Pass())])
-    assert events[0] == TimedOut(seat=1, away=False) and state.turn == 1
-    assert mj.pending_timer(state) == Timer("turn", (1,), 30, opened_at=state.step)
+    # Seat 1 lets its own turn pass twice: away.
+    state = rig(CLAIMS, dealer=1, front="99s", discarded=True)
+    state, events = mj.apply(state, 1, TimeOut())
+    assert events[0] == TimedOut(seat=1, away=False) and state.timeouts == (0, 1, 0, 0)
+    state = msgspec.structs.replace(state, phase="draw", call=None, turn=1, turn_started=9)
+    assert mj.pending_timer(state) == Timer("turn", (1,), 30, opened_at=9)
     state, events = mj.apply(state, 1, TimeOut())
     assert events[0] == TimedOut(seat=1, away=True)
     assert state.away == (False, True, False, False) and state.timeouts == (0, 2, 0, 0)
@@ -233,12 +236,18 @@ def test_an_away_seat_stays_away_and_keeps_counting() -> None:
     assert events[0] == TimedOut(seat=0, away=True) and state.timeouts[0] == 3
 
 
-def test_a_call_window_waiting_only_on_away_seats_runs_0_s() -> None:
+def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() -> None:
+    """Who may claim is private: a window's deadline (every seat sees it) must not tell
+    that only away seats can claim, so it never shortens for them."""
     state = after_discard(CLAIMS, "9s", "5m")  # waits on seats 1 and 2
     assert mj.pending_timer(away(state, 1)) == Timer("call", (1, 2), 10, opened_at=2)
-    assert mj.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 0, opened_at=2)
+    assert mj.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 10, opened_at=2)
     answered, _ = mj.apply(away(state, 1), 2, Pass())  # now it waits on seat 1 alone
-    assert mj.pending_timer(answered) == Timer("call", (1,), 0, opened_at=2)
+    assert mj.pending_timer(answered) == Timer("call", (1,), 10, opened_at=2)
+    for viewer in (0, 3, None):  # not waited on: the same clock as when others may claim
+        assert mj.view(answered, viewer).clock == Clock("call", (), 10)
+        assert mj.view(answered, viewer).clock == mj.view(state, viewer).clock
+    assert mj.view(answered, 1).clock == Clock("call", (1,), 10)
 
 
 def test_an_own_move_clears_away() -> None:
@@ -250,13 +259,70 @@ def test_an_own_move_clears_away() -> None:
 
 
 def test_an_own_move_resets_the_count_of_time_outs() -> None:
-    state = after_discard(CLAIMS, "9s", "5m")
-    state, _ = play(state, [(1, TimeOut()), (2, Pass())])
-    assert state.timeouts == (0, 1, 0, 0)
+    state = msgspec.structs.replace(after_discard(CLAIMS, "9s", "5m"), timeouts=(0, 1, 0, 0))
+    state, _ = play(state, [(1, Pass()), (2, Pass())])
+    assert state.timeouts == (0, 1, 0, 0)  # an answer to a call window is private
     state, _ = mj.apply(state, 1, Draw())
     assert state.timeouts == (0, 0, 0, 0)
     state, events = mj.apply(state, 1, TimeOut())
     assert events[0] == TimedOut(seat=1, away=False)
+
+
+def test_a_call_window_time_out_is_told_only_to_its_seat_and_never_marks_it_away() -> None:
+    """Every seat sees the away marks: if a call window's time-out counted, the mark (or
+    a later one, a time-out sooner) would tell them the seat could claim the tile."""
+    state = msgspec.structs.replace(after_discard(CLAIMS, "9s", "5m"), timeouts=(0, 1, 0, 0))
+    state, events = mj.apply(state, 1, TimeOut())
+    assert events[0] == TimedOut(seat=1, away=False, call=True)
+    assert state.away == () and state.timeouts == (0, 1, 0, 0)
+    assert mj.event_for(events[0], 1) == events[0]
+    for viewer in (None, 0, 2, 3):
+        assert mj.event_for(events[0], viewer) is None
+    assert (
+        msgspec.json.encode(events[0]) == b'{"type":"timed_out","seat":1,"away":false,"call":true}'
+    )
+
+
+def test_a_window_only_away_seats_may_claim_is_settled_out_of_sight() -> None:
+    """Seats 1 and 2 (away) may chow and pong 5m, nobody else anything: they pass at once
+    and the next turn begins, with no public trace of a window (each seat is told its own
+    part), so nobody learns that an away seat could claim."""
+    state = away(rig(CLAIMS, front="9s", discarded=True), 1, 2)
+    state, _ = mj.apply(state, 0, Draw())
+    state, events = mj.apply(state, 0, Discard("5m"))
+    assert state.phase == "draw" and state.turn == 1 and state.call is None
+    assert mj.pending_timer(state) == Timer("turn", (1,), 0, opened_at=state.step)
+    for viewer in (None, 0, 3):
+        seen = [e for e in events if mj.event_for(e, viewer) is not None]
+        assert seen == [TileDiscarded(seat=0, tile="5m")]
+    own = [e for e in events if mj.event_for(e, 1) is not None]
+    assert [type(e) for e in own] == [TileDiscarded, ClaimsOffered, CallAnswered]
+    assert own[-1] == CallAnswered(seat=1, claim=None)
+    assert state.away == (False, True, True, False) and state.timeouts == (0, 2, 2, 0)
+
+
+def test_an_away_seat_takes_an_offered_win_at_once_out_of_sight() -> None:
+    state = away(rig(TWO_WINNERS, front="1z", discarded=True), 2, 3)
+    state, _ = mj.apply(state, 0, Draw())
+    state, events = mj.apply(state, 0, Discard("5m"))
+    assert not any(isinstance(e, CallWindowOpened) for e in events)
+    assert events[-1] == HandWon(seat=2, tile="5m", self_draw=False, discarder=0)
+
+
+def test_an_away_seat_is_answered_at_once_in_a_window_others_may_claim() -> None:
+    """Seat 3 (away) may win, seat 2 (nearer, not away) too: the window opens in sight
+    with seat 3's win already claimed, and waits the full call_seconds on seat 2 alone."""
+    state = away(rig(TWO_WINNERS, front="1z", discarded=True), 3)
+    state, _ = mj.apply(state, 0, Draw())
+    state, events = mj.apply(state, 0, Discard("5m"))
+    assert any(isinstance(e, CallWindowOpened) for e in events)
+    assert CallAnswered(seat=3, claim=Claim("mahjong")) in events
+    assert mj.to_act(state) == [2]
+    assert mj.pending_timer(state) == Timer("call", (2,), 10, opened_at=state.step)
+    assert mj.legal_actions(state, 3) == [Back()]
+    state, _ = mj.apply(state, 2, Pass())
+    result = mj.result(state)
+    assert result is not None and result.winner == 3
 
 
 def test_back_is_offered_first_at_any_moment_and_changes_nothing_else() -> None:
@@ -367,11 +433,16 @@ def _sleepy_hand(
             action = TimeOut() if sleepy else choose(state, seat, rng, greedy=True)
         before = state
         state, events = mj.apply(state, seat, action)
-        if isinstance(action, TimeOut):
+        if isinstance(action, TimeOut) and before.phase == "calls":  # private: no count
+            assert events[0] == TimedOut(seat=seat, away=False, call=True)
+            assert (state.away, state.timeouts) == (before.away, before.timeouts)
+        elif isinstance(action, TimeOut):
             now_away = seat in mj.away_seats(state)
             assert events[0] == TimedOut(seat=seat, away=now_away)
             assert state.timeouts[seat] == (before.timeouts or (0,) * 4)[seat] + 1
             marked += now_away and seat not in mj.away_seats(before)
+        elif before.phase == "calls" and not isinstance(action, Back):
+            assert (state.away, state.timeouts) == (before.away, before.timeouts)
         else:
             assert seat not in mj.away_seats(state)
             assert state.timeouts[seat : seat + 1] in ((), (0,))

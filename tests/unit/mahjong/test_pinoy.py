@@ -113,7 +113,7 @@ def test_when_nobody_robs_the_kang_stands_and_the_replacement_is_drawn() -> None
 def test_time_out_in_the_robbing_window_robs_the_kang_it_may_win_on() -> None:
     state, _ = _kang_declared()
     state, events = mj.apply(state, 2, TimeOut())
-    assert events[0] == mj.TimedOut(seat=2, away=False)
+    assert events[0] == mj.TimedOut(seat=2, away=False, call=True)
     assert isinstance(events[-1], HandWon) and events[-1].robbed_kang
     assert mj.is_over(state) and state.players[0].melds == (PONG,)
 

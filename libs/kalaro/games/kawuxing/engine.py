@@ -29,8 +29,11 @@ once, as always); declare the win if the hand is complete; else discard the draw
 (after a pong: the rightmost tile). A call window: claim the win if it is offered
 (robbing a kong included), else pass. A time-out never declares a kong, claims a pong
 or kong, nor shows the hand. After ``away_after_timeouts`` time-outs in a row the seat is
-marked away and its timers run 0 s; any move of its own, or ``Back`` (offered first to
-an away seat at any moment), clears that.
+marked away (turn time-outs only) and its turn timer runs 0 s; a window is answered for
+it at once (and opened in sight only if a seat not away may claim). Who may claim is
+private: a window always runs ``call_seconds``, and its answers and time-out neither
+count nor clear (``tilegame.flow``). Any turn move of its own, or ``Back`` (offered
+first to an away seat at any moment), clears that.
 """
 
 from __future__ import annotations
@@ -231,8 +234,9 @@ def to_act(state: State) -> list[int]:
 def pending_timer(state: State) -> Timer | None:
     """The deadline the worker must run now, if any: the call window, or the turn.
 
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
-    that waits only on seats marked away runs 0 s.
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
+    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
+    claim is private).
     """
     return tilegame.pending_timer(state, Timer)
 
@@ -280,7 +284,11 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
         case _:
             _unhandled(action)
     timed_out = isinstance(action, TimeOut)
-    return tilegame.end_move(_TABLE, state, new, seat, timed_out=timed_out, events=events), events
+    answered = state.phase == "calls" and isinstance(action, Claim | Pass | TimeOut)
+    new = tilegame.end_move(
+        _TABLE, state, new, seat, timed_out=timed_out, answered=answered, events=events
+    )
+    return new, events
 
 
 def _unhandled(action: Never) -> NoReturn:
@@ -359,7 +367,9 @@ def _put_down(
     if shown is not None:
         events.append(HandShown(seat=seat, hand=shown[0], waits=shown[1]))
     offers = _claim_offers(state, seat, tile, robbing=False, after_kong=after_kong)
-    return tilegame.offer(_TABLE, state, seat, tile, offers, events, after_kong=after_kong)
+    return tilegame.offer(
+        _TABLE, state, seat, tile, offers, events, answer=_answer, after_kong=after_kong
+    )
 
 
 def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
@@ -377,9 +387,18 @@ def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
     # The tile added to a pong may be won on by the others (Rob a Kong) before it counts.
     offers = _claim_offers(state, seat, tile, robbing=True, after_kong=False)
     if any(offers):
-        events.append(KongOffered(seat=seat, tile=tile))
+        if tilegame.in_sight(state, offers):  # else only away seats could: out of sight
+            events.append(KongOffered(seat=seat, tile=tile))
         return tilegame.open_window(
-            _TABLE, state, seat, tile, offers, robbing=True, events=events, after_kong=False
+            _TABLE,
+            state,
+            seat,
+            tile,
+            offers,
+            robbing=True,
+            events=events,
+            answer=_answer,
+            after_kong=False,
         )
     return _extend_pong(state, seat, tile, events)
 

@@ -157,5 +157,7 @@ def event_for(event: AnyEvent, seat: int | None) -> AnyEvent | None:
             return msgspec.structs.replace(event, tile=None)
         case ClaimsOffered(seat=owner) | CallAnswered(seat=owner) if owner != seat:
             return None
+        case TimedOut(seat=owner, call=True) if owner != seat:
+            return None  # a call window's time-out: it would tell who could claim
         case _:
             return event

@@ -33,8 +33,11 @@ the seat. A turn: draw if not drawn yet; declare the win if the hand is complete
 (self-draw or Bisaklat); else discard the drawn tile (after a claim: the rightmost tile
 as shown). A call window: claim Mahjong if it is offered (robbing a kang included),
 else pass. A time-out never declares a kang nor claims a chow, pong or kang. After
-``away_after_timeouts`` time-outs in a row the seat is marked away and its timers run
-0 s; any move of its own, or ``Back`` (offered first to an away seat at any moment),
+``away_after_timeouts`` turn time-outs in a row the seat is marked away and its turn
+timer runs 0 s; a window is answered for it at once (and opened in sight only if a seat
+not away may claim). Who may claim is private: a window always runs ``call_seconds``,
+and its answers and time-out neither count nor clear (``tilegame.flow``). Any turn
+move of its own, or ``Back`` (offered first to an away seat at any moment),
 clears that.
 """
 
@@ -288,8 +291,9 @@ def to_act(state: State) -> list[int]:
 def pending_timer(state: State) -> Timer | None:
     """The deadline the worker must run now, if any: the call window, or the turn.
 
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
-    that waits only on seats marked away runs 0 s.
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
+    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
+    claim is private).
     """
     return tilegame.pending_timer(state, Timer)
 
@@ -335,7 +339,11 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
         case _:
             _unhandled(action)
     timed_out = isinstance(action, TimeOut)
-    return tilegame.end_move(_TABLE, state, new, seat, timed_out=timed_out, events=events), events
+    answered = state.phase == "calls" and isinstance(action, Claim | Pass | TimeOut)
+    new = tilegame.end_move(
+        _TABLE, state, new, seat, timed_out=timed_out, answered=answered, events=events
+    )
+    return new, events
 
 
 def _unhandled(action: Never) -> NoReturn:
@@ -397,7 +405,8 @@ def _discard(state: State, seat: int, tile: str, events: list[AnyEvent]) -> Stat
     tilegame.check_discard(state, seat, tile)
     state = tilegame.to_discards(_TABLE, state, seat, tile, discarded=True)
     events.append(TileDiscarded(seat=seat, tile=tile))
-    return tilegame.offer(_TABLE, state, seat, tile, _claim_offers(state, seat, tile), events)
+    offers = _claim_offers(state, seat, tile)
+    return tilegame.offer(_TABLE, state, seat, tile, offers, events, answer=_answer)
 
 
 def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
@@ -415,7 +424,7 @@ def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
         offers = _rob_offers(state, seat, tile)
         if any(offers):
             return tilegame.open_window(
-                _TABLE, state, seat, tile, offers, robbing=True, events=events
+                _TABLE, state, seat, tile, offers, robbing=True, events=events, answer=_answer
             )
     return _add_kang(state, seat, tile, events)
 

@@ -40,14 +40,18 @@ class WallExhausted(Event, frozen=True, tag="wall_exhausted"):
     kong scores are paid)."""
 
 
-class TimedOut(Event, frozen=True, tag="timed_out"):
+class TimedOut(Event, frozen=True, tag="timed_out", omit_defaults=True):
     """``seat``'s timer ran out; the events of the moves played for it follow.
 
-    ``away``: the seat is (now, or still) marked away.
+    ``away``: the seat is (now, or still) marked away. ``call``: it was a call window's
+    time-out, which only ``seat`` is told (it would tell the others that ``seat`` could
+    claim the tile); it counts for nothing towards away. Left out when false, so a turn's
+    time-out encodes as it always did.
     """
 
     seat: int
     away: bool
+    call: bool = False
 
 
 class Returned(Event, frozen=True, tag="returned"):

@@ -261,17 +261,18 @@ def to_act(state: _S) -> list[int]:
 def pending_timer(state: _S, timer: Callable[..., _T]) -> _T | None:
     """The deadline the worker must run now, if any: the call window, or the turn.
 
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn. A window
-    that waits only on seats marked away runs 0 s. ``timer`` is the game's ``Timer``.
+    The turn timer runs only with ``turn_seconds``; it covers the whole turn (0 s for a
+    seat marked away). A call window always runs ``call_seconds``, even when it waits
+    only on seats marked away: who may claim is private, and a deadline that depended on
+    it (in a view's clock or a frame's ``deadline_ms``) would tell every seat that only
+    away seats can claim. ``timer`` is the game's ``Timer``.
     """
     if state.phase == "calls":
         assert state.call is not None
-        seats = tuple(pending(state.call))
-        gone = bool(seats) and all(clock.is_away(state.away, s) for s in seats)
         return timer(
             kind="call",
-            seats=seats,
-            seconds=0 if gone else state.options.call_seconds,
+            seats=tuple(pending(state.call)),
+            seconds=state.options.call_seconds,
             opened_at=state.call.opened_at,
         )
     seconds = state.options.turn_seconds
@@ -294,9 +295,25 @@ def check_move(table: Table, state: _S, seat: int) -> None:
 
 
 def end_move(
-    table: Table, before: _S, after: _S, seat: int, *, timed_out: bool, events: _Events
+    table: Table,
+    before: _S,
+    after: _S,
+    seat: int,
+    *,
+    timed_out: bool,
+    events: _Events,
+    answered: bool = False,
 ) -> _S:
-    """Count the step and keep the away marks: a time-out counts towards away, a move clears."""
+    """Count the step and keep the away marks: a time-out counts towards away, a move clears.
+
+    ``answered``: the move answered a call window (a claim, a pass, or its time-out).
+    Who may claim is private, and the away marks are public, so such a move touches
+    neither mark, and its time-out is told only to the seat (``TimedOut.call``).
+    """
+    if answered:
+        if timed_out:
+            events.insert(0, TimedOut(seat=seat, away=clock.is_away(before.away, seat), call=True))
+        return _replace(after, step=before.step + 1)
     if timed_out:
         away, timeouts = clock.timed_out(
             before.away, before.timeouts, seat, table.seats, before.options.away_after_timeouts
@@ -386,6 +403,19 @@ def to_discards(table: Table, state: _S, seat: int, tile: str, **changes: Any) -
     )
 
 
+#: A game's ``_answer(state, seat, claim or None, events)``: record it, resolve if it can.
+Answer = Callable[[_S, int, Any, _Events], _S]
+
+
+def in_sight(state: _S, offers: tuple[tuple[ClaimLike, ...], ...]) -> bool:
+    """Whether a window on ``offers`` opens for all to see: a seat not away may claim.
+
+    Seats marked away are answered for at once (:func:`open_window`); a window only they
+    could claim is settled out of sight, so that nobody learns they could.
+    """
+    return any(o and not clock.is_away(state.away, s) for s, o in enumerate(offers))
+
+
 def offer(
     table: Table,
     state: _S,
@@ -393,12 +423,16 @@ def offer(
     tile: str,
     offers: tuple[tuple[ClaimLike, ...], ...],
     events: _Events,
+    *,
+    answer: Answer[_S],
     **window: Any,
 ) -> _S:
     """After ``seat``'s discard: a call window if anyone may claim it, else the next turn."""
     if not any(offers):
         return next_turn(table, state, seat, events)
-    return open_window(table, state, seat, tile, offers, robbing=False, events=events, **window)
+    return open_window(
+        table, state, seat, tile, offers, robbing=False, events=events, answer=answer, **window
+    )
 
 
 def open_window(
@@ -410,15 +444,23 @@ def open_window(
     *,
     robbing: bool,
     events: _Events,
+    answer: Answer[_S],
     **window: Any,
 ) -> _S:
     """Ask the seats with ``offers`` about ``seat``'s ``tile`` (a discard, or a kong's).
 
-    ``window``: the game's own ``CallWindow`` fields.
+    A seat marked away is answered for at once, as its time-out would (``answer``: the
+    win if it is offered, else a pass), so the table never waits on it and the window's
+    deadline is the same whoever may claim. The window is opened in sight (the public
+    ``CallWindowOpened``) only if a seat not away may claim (:func:`in_sight`); otherwise
+    it is settled at once, with no public trace but its outcome. ``window``: the game's
+    own ``CallWindow`` fields.
     """
     seconds = state.options.call_seconds
-    events.append(CallWindowOpened(discarder=seat, tile=tile, seconds=seconds, robbing=robbing))
-    events.extend(
+    seen = in_sight(state, offers)
+    if seen:
+        events.append(CallWindowOpened(discarder=seat, tile=tile, seconds=seconds, robbing=robbing))
+    events.extend(  # each to its own seat (``event_for``)
         table.claims_offered(seat=s, tile=tile, claims=offers[s], seconds=seconds)
         for s in range(table.seats)
         if offers[s]
@@ -433,7 +475,17 @@ def open_window(
         opened_at=state.step + 1,
         **window,
     )
-    return _replace(state, phase="calls", call=call)
+    state = _replace(state, phase="calls", call=call)
+    settled: _Events = []
+    while state.phase == "calls":
+        assert state.call is not None
+        gone = [s for s in pending(state.call) if clock.is_away(state.away, s)]
+        if not gone:
+            break
+        state = answer(state, gone[0], timed_out_answer(table, state, gone[0]), settled)
+    # Out of sight, nobody learns that a window was passed.
+    events.extend(e for e in settled if seen or not isinstance(e, CallsPassed))
+    return state
 
 
 def next_turn(table: Table, state: _S, discarder: int, events: _Events) -> _S:

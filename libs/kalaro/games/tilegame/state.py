@@ -21,8 +21,10 @@ class Timer(msgspec.Struct, frozen=True):
     ``call``: a call window (a discard, or a kong being added that may be robbed);
     answers do not restart it. ``turn`` (option ``turn_seconds``): the whole turn of
     ``seats[0]``, draw and discard; a draw or kong inside the turn does not restart it.
-    ``seconds`` is 0 when every seat awaited is away (a seat marked away or back gets a
+    ``seconds`` of a turn is 0 when its seat is away (a seat marked away or back gets a
     fresh deadline: the worker keys a window by ``kind``, ``opened_at`` and ``seconds``).
+    A call window always runs ``call_seconds``, whoever it waits on: its deadline is
+    shown to every seat, and must not tell them who may claim.
     When it passes, the worker applies ``TimeOut()`` for the seats still awaited until
     the window is gone (a turn's time-out plays the turn in one action, so the window
     changes)::
