@@ -86,7 +86,11 @@ async def two(
         services.append(build_service(deps))
         await services[-1].start(nc)
     try:
-        async with AsyncExitStack() as exits, gateway(nc, settings) as a, gateway(nc, settings) as b:
+        async with (
+            AsyncExitStack() as exits,
+            gateway(nc, settings) as a,
+            gateway(nc, settings) as b,
+        ):
             yield Two(settings, unique, (str(a.base_url), str(b.base_url)), exits)
     finally:
         for service in services:
@@ -158,7 +162,7 @@ async def test_twenty_concurrent_sign_ins_from_one_address(two: Two) -> None:
         r = await sign_in(setup, two.email(f"ghost{i}"), "Wrong-guess")
         refused(r, 401, "invalid_credentials")
     browsers = [await two.client(i % 2) for i in range(20)]
-    answers = await asyncio.gather(*(sign_in(b, e) for b, e in zip(browsers, emails)))
+    answers = await asyncio.gather(*(sign_in(b, e) for b, e in zip(browsers, emails, strict=True)))
     assert [r.status_code for r in answers] == [200] * 20, [r.text for r in answers]
 
 
