@@ -73,7 +73,7 @@ if ARGV[2] == '0' and tonumber(redis.call('GET', KEYS[5]) or '0') > 0 then
   redis.call('DECR', KEYS[5])
 end
 if ARGV[1] == 'ok' then
-  if ARGV[2] == '1' then redis.call('DEL', KEYS[4]) end
+  redis.call('DEL', KEYS[4])  -- the device's own failures are forgiven
   return 0
 end
 if ARGV[1] ~= 'fail' then return 0 end

@@ -157,6 +157,17 @@ async def test_a_cookies_own_failures_end_its_exemption(auth: AuthHarness) -> No
         assert err.code == codes.INVALID_CREDENTIALS
     err = await _refused(auth, email, address="10.5.0.1", device=cookie)
     assert err.code == codes.THROTTLED
+    # Its next success (once the wait is over) makes it a known device again, its own
+    # failures forgiven: the owner's typos on it are not held against the account.
+    await asyncio.sleep(1.05)
+    again = await _sign_in(auth, email, address="10.5.0.1", device=cookie)
+    for i in range(2):
+        err = await _refused(
+            auth, email, f"Typo-{i}-xx", address="10.5.0.1", device=again.device_token
+        )
+        assert err.code == codes.INVALID_CREDENTIALS
+    ok = await _sign_in(auth, email, address="10.5.0.1", device=again.device_token)
+    assert ok.user.email == email  # 6 failures on the account, yet no wait: known again
 
 
 async def test_address_limit_spares_known_devices(auth: AuthHarness) -> None:
