@@ -24,6 +24,7 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
+from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer, RedisServer
 from kalaro.settings import Settings
 from kalaro.sql import create_engine, migrate
@@ -67,14 +68,24 @@ class Two:
 
 
 @pytest.fixture
+async def own_nc(nats_server: NatsServer) -> AsyncIterator[NATS]:
+    """A connection of this module's own: its services and gateways come and go on it,
+    and leave the session's connection as they found it."""
+    client = await connect(nats_server.url, "tests-sign-in-throttle")
+    yield client
+    await client.drain()
+
+
+@pytest.fixture
 async def two(
-    nc: NATS,
+    own_nc: NATS,
     redis: RedisLink,
     nats_server: NatsServer,
     redis_server: RedisServer,
     tmp_path: Path,
     unique: str,
 ) -> AsyncIterator[Two]:
+    nc = own_nc
     settings = stack_settings(nats_server, redis_server, tmp_path, **LIMITS)
     engine = create_engine(settings.database_url)
     await migrate(engine, COMPONENT, MIGRATIONS)
@@ -167,14 +178,14 @@ async def test_twenty_concurrent_sign_ins_from_one_address(two: Two) -> None:
 
 
 async def test_every_429_has_retry_after_and_probes_are_never_limited(
-    nc: NATS, nats_server: NatsServer, redis_server: RedisServer, tmp_path: Path
+    own_nc: NATS, nats_server: NatsServer, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     """The per-process request bucket (a first line against floods) answers 429 with
     the real wait; health probes and scrapes pass however often they come."""
     settings = stack_settings(
         nats_server, redis_server, tmp_path, rest_address_rate=0.25, rest_address_burst=3
     )
-    async with gateway(nc, settings) as http:
+    async with gateway(own_nc, settings) as http:
         statuses = [(await http.get("/api/config")).status_code for _ in range(3)]
         assert statuses == [200] * 3
         r = await http.get("/api/config")
