@@ -103,6 +103,14 @@ end
 return 0
 """
 
+# KEYS: 1 code. ARGV: 1 hash, 2 life (ms). A live code stands: returns 0, else 1.
+_STORE_CODE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'h', ARGV[1], 'tries', 0)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
 _SCOPES = {2: "this account from a new device", 3: "your network address"}
 
 
@@ -145,6 +153,7 @@ class Throttle:
         self._check: Any = redis.register_script(_CHECK)
         self._finish: Any = redis.register_script(_FINISH)
         self._code: Any = redis.register_script(_CODE)
+        self._store_code: Any = redis.register_script(_STORE_CODE)
 
     def _digest(self, email: str) -> str:
         return hashlib.sha256(email.encode()).hexdigest()[:32]
@@ -204,18 +213,12 @@ class Throttle:
     async def store_code(self, email: str, code_hash: str, seconds: int) -> bool:
         """Keep a new code's hash, unless one is still live (then the mailed one stands,
         and nobody can replace the owner's code by asking again). True if stored."""
-        key = self.code_key(email)
-        live = await self._redis.execute("SET", f"{key}:live", "1", "PX", seconds * 1000, "NX")
-        if live is None:
-            return False
-        await self._redis.delete(key)
-        await self._redis.hset(key, "h", code_hash)
-        await self._redis.execute("PEXPIRE", key, seconds * 1000)
-        return True
+        stored = await self._store_code(
+            keys=[self.code_key(email)], args=[code_hash, seconds * 1000]
+        )
+        return bool(int(stored))
 
     async def match_code(self, email: str, code_hash: str, *, consume: bool, tries: int) -> bool:
         key = self.code_key(email)
-        found = int(await self._code(keys=[key], args=[code_hash, 1 if consume else 0, tries]))
-        if (found and consume) or (not found and not await self._redis.exists(key)):
-            await self._redis.delete(f"{key}:live")  # used or withdrawn: a new one may go
-        return bool(found)
+        found = await self._code(keys=[key], args=[code_hash, 1 if consume else 0, tries])
+        return bool(int(found))

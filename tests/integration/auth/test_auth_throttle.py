@@ -116,20 +116,44 @@ async def test_owner_device_signs_in_during_an_attack(auth: AuthHarness) -> None
     assert again.user.email == email
 
 
+async def _into_code_mode(auth: AuthHarness, email: str, net: str) -> str:
+    """Five failures from new devices (waiting out the waits); the code then mailed."""
+    for i in range(3):
+        await _refused(auth, email, f"Wrong-{i}-xx", address=f"{net}.1.{i}")
+    await asyncio.sleep(1.05)
+    await _refused(auth, email, "Wrong-3-xx", address=f"{net}.1.3")
+    await asyncio.sleep(2.05)
+    await _refused(auth, email, "Wrong-4-xx", address=f"{net}.1.4")
+    assert (await _refused(auth, email, address=f"{net}.1.5")).code == codes.CODE_REQUIRED
+    return _code(auth, email)
+
+
 async def test_a_right_code_with_a_wrong_password_fails(auth: AuthHarness) -> None:
     email = auth.email()
     await auth.sign_up(email)
-    for i in range(3):
-        await _refused(auth, email, f"Wrong-{i}-xx", address=f"10.3.1.{i}")
-    await asyncio.sleep(1.05)
-    await _refused(auth, email, "Wrong-3-xx", address="10.3.1.3")
-    await asyncio.sleep(2.05)
-    await _refused(auth, email, "Wrong-4-xx", address="10.3.1.4")
-    assert (await _refused(auth, email, address="10.3.1.5")).code == codes.CODE_REQUIRED
-    code = _code(auth, email)
+    code = await _into_code_mode(auth, email, "10.3")
     err = await _refused(auth, email, "Wrong-5-xx", address="10.3.1.6", code=code)
     assert err.code == codes.INVALID_CREDENTIALS
     ok = await _sign_in(auth, email, address="10.3.1.7", code=code)  # not used up
+    assert ok.user.email == email
+
+
+async def test_wrong_codes_withdraw_the_code_and_a_new_one_is_mailed(
+    auth: AuthHarness,
+) -> None:
+    email = auth.email()
+    await auth.sign_up(email)
+    code = await _into_code_mode(auth, email, "10.6")
+    wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+    for _ in range(5):
+        err = await _refused(auth, email, address="10.6.2.1", code=wrong)
+        assert err.code == codes.CODE_INVALID
+    err = await _refused(auth, email, address="10.6.2.2", code=code)
+    assert err.code == codes.CODE_INVALID  # withdrawn after 5 wrong tries
+    assert (await _refused(auth, email, address="10.6.2.3")).code == codes.CODE_REQUIRED
+    fresh = _code(auth, email)
+    assert len(auth.mails(email)) >= 3  # the sign-up link and two codes
+    ok = await _sign_in(auth, email, address="10.6.2.4", code=fresh)
     assert ok.user.email == email
 
 
