@@ -10,10 +10,11 @@
 const STORE_KEY = "kalaro.session";
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, retryAfter = 0) {
     super(message);
     this.status = status;
     this.code = code;
+    this.retryAfter = retryAfter; // seconds, from a 429's Retry-After (0: not said)
   }
 }
 
@@ -92,6 +93,7 @@ async function raw(method, path, body, token) {
       response.status,
       err?.code || "http_error",
       err?.message || `The server answered ${response.status}.`,
+      Number(response.headers.get("Retry-After")) || 0,
     );
   }
   return data;
@@ -149,8 +151,10 @@ export const signUp = (email, password, display_name) =>
   raw("POST", "/api/auth/sign-up", { email, password, display_name })
     .then(() => raw("POST", "/api/auth/sign-in", { email, password }))
     .then(storePair);
-export const signIn = (email, password) =>
-  raw("POST", "/api/auth/sign-in", { email, password }).then(storePair);
+// The gateway keeps this browser's device cookie (HttpOnly): a known device is not held
+// up by others' failed sign-ins. `code`: the emailed one-time code, after code_required.
+export const signIn = (email, password, code) =>
+  raw("POST", "/api/auth/sign-in", code ? { email, password, code } : { email, password }).then(storePair);
 export const googleSignIn = (id_token) =>
   raw("POST", "/api/auth/google", { id_token }).then(storePair);
 

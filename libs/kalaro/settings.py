@@ -100,14 +100,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     google_client_id: str = ""
     google_jwks_file: str = ""  # a JWKS document with Google's signing keys
     google_issuers: tuple[str, ...] = ("https://accounts.google.com", "accounts.google.com")
-    # Sign-in throttling (services/auth/throttle.py), per window: failures one address may
-    # make at one account; failures one address may make over all accounts; failures an
-    # account may take from all addresses together, except addresses it has signed in
-    # from before (so an attacker cannot lock its owner out).
-    throttle_max_failures: int = 5
+    # Sign-in throttling (services/auth/throttle.py; counters in Redis, so every gateway
+    # and auth replica shares them). Only failures count, within a window. A device that
+    # signed in to an account before (its signed cookie) is never held up by the
+    # account's failures; a new device is slowed down after ``throttle_max_failures``
+    # (waits doubling up to ``throttle_max_delay_seconds``) and needs an emailed one-time
+    # code after ``throttle_account_max_failures``: never a hard lock. One address may
+    # fail ``throttle_address_max_failures`` times over all accounts (generous: a
+    # carrier's address may carry hundreds of players). A device cookie stops counting
+    # as known after ``throttle_device_max_failures`` failures of its own.
     throttle_window_seconds: int = 900
-    throttle_address_max_failures: int = 20
-    throttle_account_max_failures: int = 100
+    throttle_max_failures: int = 5
+    throttle_max_delay_seconds: int = 60
+    throttle_account_max_failures: int = 15
+    throttle_address_max_failures: int = 200
+    throttle_device_max_failures: int = 10
+    throttle_device_days: int = 180
     # Mail (verification links): an SMTP server ("smtp://host:25", "smtps://user:pass@host:465",
     # "smtp+starttls://host:587"). Empty: mails are written to <var_dir>/mail/*.eml and the
     # link is logged (development). ``public_url`` is where links point (default: the

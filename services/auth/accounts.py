@@ -7,9 +7,10 @@ call them over the bus against real Redis and SQL. Failures are
 Each function is a thin shell: it checks the request with the pure rules of
 :mod:`services.auth.rules`, reads and writes through :mod:`services.auth.store` inside
 the transaction it opens, and hashes, mails and announces around that. This module has
-signing up, verifying an email, signing in (with a password or Google) and profiles;
+signing up, verifying an email, signing in with Google and profiles;
 the rest lives beside it and is re-exported here, the one name callers import:
 :mod:`~services.auth.sessions` (token pairs, refresh, sign-out),
+:mod:`~services.auth.signin` (password sign-in behind the throttle),
 :mod:`~services.auth.hosting` (host requests, user search) and
 :mod:`~services.auth.provision` (bot accounts, the first admin).
 """
@@ -30,7 +31,6 @@ from kalaro.proto.auth import (
     GetProfile,
     GoogleSignIn,
     PublicKeys,
-    SignIn,
     SignUp,
     SignUpAccepted,
     TokenPair,
@@ -66,6 +66,7 @@ from services.auth.rules import (
     normalize_email,
 )
 from services.auth.sessions import issue_pair, refresh, sign_out
+from services.auth.signin import sign_in
 
 __all__ = [
     "ADMIN_ROLES",
@@ -188,31 +189,6 @@ async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
 
 
 # --- sign in --------------------------------------------------------------------------
-
-
-async def sign_in(deps: AuthDeps, req: SignIn) -> TokenPair:
-    email = normalize_email(req.email)
-    address = req.address.strip()[:64]
-    await deps.throttle.attempt(email, address)
-    if not rules.sign_in_password_fits(req.password):
-        raise ServiceError(codes.INVALID_CREDENTIALS, rules.BAD_CREDENTIALS)
-    async with deps.engine.connect() as conn:
-        account = await store.account_by_email(conn, email)
-    stored = account.password_hash if account is not None else None
-    # verify() checks a dummy hash when there is no stored one: same answer, same time.
-    matched = await deps.passwords.verify(stored, req.password)
-    if not matched or stored is None or account is None:
-        raise ServiceError(codes.INVALID_CREDENTIALS, rules.BAD_CREDENTIALS)
-    await deps.throttle.succeeded(email, address)
-    # Parameters were raised since this hash was made: upgrade it while we have the
-    # plain password in hand (hashed before the transaction, which stays short).
-    upgraded = (
-        await deps.passwords.hash(req.password) if deps.passwords.needs_rehash(stored) else None
-    )
-    async with deps.engine.begin() as conn:
-        if upgraded is not None:
-            await store.update_account(conn, account.user_id, password_hash=upgraded)
-        return await issue_pair(conn, deps, account)
 
 
 async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:

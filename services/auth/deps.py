@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from kalaro.proto.auth import UserRegistered
 from kalaro.settings import Settings
 from kalaro.tokens import public_jwks
+from services.auth.devices import secret_key
 from services.auth.google import GoogleVerifier
 from services.auth.mail import Mailer
 from services.auth.passwords import Passwords
@@ -44,11 +45,14 @@ class AuthDeps:
     mailer: Mailer | None = None
     jwks: tuple[dict[str, str], ...] = field(init=False)
     kid: str = field(init=False)
+    # Signs device cookies and hashes one-time codes (services.auth.devices).
+    device_key: bytes = field(init=False)
 
     def __post_init__(self) -> None:
         jwks = tuple(public_jwks(self.signing_key))
         object.__setattr__(self, "jwks", jwks)
         object.__setattr__(self, "kid", jwks[0]["kid"])
+        object.__setattr__(self, "device_key", secret_key(self.signing_key))
         if self.mailer is None:
             object.__setattr__(self, "mailer", Mailer(self.settings))
 

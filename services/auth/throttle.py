@@ -1,83 +1,132 @@
-"""Sign-in throttling that an attacker cannot turn against the account's owner.
+"""Sign-in throttling that never locks out the owner (OWASP's authentication cheat sheet
+and its "device cookie" scheme). Every counter is in Redis, so all auth replicas behind
+all gateways share it; each lives for ``window_seconds`` from its first failure.
 
-Three counters, all in Redis, fixed windows of ``window_seconds``:
+* **Only failures count.** A correct password is never refused because of others'
+  failures before it: 200 players behind one carrier address sign in together.
+* **Known devices** (a valid device cookie for the account, see
+  :mod:`services.auth.devices`) are not held up by the account's failures, nor by their
+  address's. Their own failures count on the device (``device_max_failures``); past
+  that the cookie is treated like a new device until its next success, so a cookie
+  left on a shared computer is no free pass for guessing.
+* **New devices**, per account: after ``max_failures`` failures each further try waits
+  (1, 2, 4 … s, at most ``max_delay_seconds``, a 429 with ``Retry-After``), one try in
+  flight at a time; after ``account_max_failures`` a new device needs a one-time code
+  mailed to the owner (checked before the password, so guessing stops there). Never a
+  hard lock: the owner's devices keep working, and a new one gets in with the code.
+* **Addresses**: ``address_max_failures`` failures from one address over all accounts,
+  then that address is refused (except known devices) until its window ends. Generous,
+  since one carrier address (CGNAT) can carry hundreds of players.
 
-* **account + address** (``max_failures``, default 5): the guesses one address may make
-  at one account. This is the lock a guesser runs into; the owner signing in from
-  anywhere else is not affected by it.
-* **address** (``address_max_failures``, default 20): one address's budget across all
-  accounts, so one address cannot spray guesses over many accounts.
-* **account** (``account_max_failures``, default 100): a global budget per account
-  against guessing from many addresses at once. It is much higher than the per-address
-  lock, and it does *not* apply to an address the account has signed in from
-  successfully before (remembered for ``known_address_days``): a botnet can stop new
-  devices from signing in to an account for a window, but never the owner at home.
-  We chose this over a slow-down (sleeping before answering): a delay per request is
-  defeated by sending requests in parallel, and holding them costs the service.
-
-Each attempt is counted *before* the password is checked, atomically with the limit
-checks (one Lua script), so a burst of parallel guesses cannot all slip past a limit
-while the slow hash runs. A success clears the account+address counter and takes its
-own attempt back off the others; what remains are failures.
-
-Redis keys hold a hash of the email, not the email itself.
+Checks and the reservation of a new device's try are one Lua script, so a burst of
+parallel guesses at one account cannot all slip past a limit while the slow hash runs:
+a new device's try is "pending" until it is decided, and pending tries count.
+Redis keys hold a hash of the email, not the email.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from kalaro.bus import ServiceError
 from kalaro.bus.redislink import RedisLink
 from kalaro.proto import errors as codes
 
-# KEYS[1]: account+address counter; KEYS[2]: account counter; KEYS[3]: the "known
-# address" marker; KEYS[4] (optional): address counter.
-# ARGV[1]: window (ms); ARGV[2..4]: limits of the pair, account and address counters.
-# Returns {0, 0} when the attempt may go ahead (and has been counted), else
-# {which, ms until that counter expires}: 1 pair, 2 account, 3 address.
-_CHECK_AND_COUNT = """
-local checks = {{KEYS[1], ARGV[2], 1}}
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  table.insert(checks, {KEYS[2], ARGV[3], 2})
+# KEYS: 1 address, 2 account, 3 wait, 4 device, 5 pending.
+# ARGV: 1 known device (1/0), 2 address limit, 3 device limit, 4 slow-down after,
+# 5 code after, 6 pending life (ms), 7 has a code (1/0).
+# Returns {verdict, ms}: 0 go (known device), 1 go (new device, try reserved),
+# 2 wait (account), 3 wait (address), 4 code required.
+_CHECK = """
+local function num(key) return tonumber(redis.call('GET', key) or '0') end
+if ARGV[1] == '1' and num(KEYS[4]) < tonumber(ARGV[3]) then
+  return {0, 0}
 end
-if KEYS[4] then
-  table.insert(checks, {KEYS[4], ARGV[4], 3})
+if num(KEYS[1]) >= tonumber(ARGV[2]) then
+  return {3, redis.call('PTTL', KEYS[1])}
 end
-for _, check in ipairs(checks) do
-  local count = tonumber(redis.call('GET', check[1]) or '0')
-  if count >= tonumber(check[2]) then
-    return {check[3], redis.call('PTTL', check[1])}
-  end
+local seen = num(KEYS[2]) + num(KEYS[5])
+if seen >= tonumber(ARGV[5]) then
+  if ARGV[7] ~= '1' then return {4, 0} end
+else
+  local wait = redis.call('PTTL', KEYS[3])
+  if wait > 0 then return {2, wait} end
+  if seen >= tonumber(ARGV[4]) and num(KEYS[5]) > 0 then return {2, 1000} end
 end
-for _, key in ipairs({KEYS[1], KEYS[2], KEYS[4]}) do
-  if redis.call('INCR', key) == 1 then
-    redis.call('PEXPIRE', key, ARGV[1])
-  end
-end
-return {0, 0}
+redis.call('INCR', KEYS[5])
+redis.call('PEXPIRE', KEYS[5], ARGV[6])
+return {1, 0}
 """
 
-# KEYS as above. ARGV[1]: how long the address stays known (ms).
-_SUCCEEDED = """
-redis.call('DEL', KEYS[1])
-if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then
-  redis.call('DECR', KEYS[2])
+# KEYS as above. ARGV: 1 outcome (fail/ok/none), 2 known (1/0), 3 has an address (1/0),
+# 4 window (ms), 5 slow-down after, 6 longest wait (ms). Returns the wait set (ms).
+_FINISH = """
+local function bump(key)
+  local n = redis.call('INCR', key)
+  if n == 1 then redis.call('PEXPIRE', key, ARGV[4]) end
+  return n
 end
-redis.call('SET', KEYS[3], '1', 'PX', ARGV[1])
-if KEYS[4] and tonumber(redis.call('GET', KEYS[4]) or '0') > 0 then
-  redis.call('DECR', KEYS[4])
+if ARGV[2] == '0' and tonumber(redis.call('GET', KEYS[5]) or '0') > 0 then
+  redis.call('DECR', KEYS[5])
 end
+if ARGV[1] == 'ok' then
+  redis.call('DEL', KEYS[4])  -- the device's own failures are forgiven
+  return 0
+end
+if ARGV[1] ~= 'fail' then return 0 end
+if ARGV[3] == '1' then bump(KEYS[1]) end
+if ARGV[2] == '1' then bump(KEYS[4]) return 0 end
+local over = bump(KEYS[2]) - tonumber(ARGV[5])
+if over < 0 then return 0 end
+local wait = math.floor(math.min(tonumber(ARGV[6]), 1000 * 2 ^ over))
+if wait > redis.call('PTTL', KEYS[3]) then
+  redis.call('SET', KEYS[3], '1', 'PX', wait)
+end
+return wait
+"""
+
+# KEYS: 1 code. ARGV: 1 hash offered, 2 consume (1/0), 3 tries allowed.
+# Returns 1 when the code matches (deleted if consuming), else 0 (a wrong one counts).
+_CODE = """
+local stored = redis.call('HGET', KEYS[1], 'h')
+if not stored then return 0 end
+if stored == ARGV[1] then
+  if ARGV[2] == '1' then redis.call('DEL', KEYS[1]) end
+  return 1
+end
+if redis.call('HINCRBY', KEYS[1], 'tries', 1) >= tonumber(ARGV[3]) then
+  redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+# KEYS: 1 code. ARGV: 1 hash, 2 life (ms). A live code stands: returns 0, else 1.
+_STORE_CODE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'h', ARGV[1], 'tries', 0)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
-_SCOPES = {
-    1: "this account from your network address",
-    2: "this account",
-    3: "your network address",
-}
+_SCOPES = {2: "this account from a new device", 3: "your network address"}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """An attempt let through by :meth:`Throttle.check`; hand it to :meth:`Throttle.finish`."""
+
+    keys: list[str]
+    known: bool  # a known device: the account's limits do not apply
+    has_address: bool
+    with_code: bool  # the account needs a code from new devices; one was given
+
+
+def retry_seconds(ms: int) -> int:
+    """``Retry-After`` for a wait of ``ms``: whole seconds, rounded up, at least 1."""
+    return max(1, math.ceil(ms / 1000))
 
 
 class Throttle:
@@ -85,49 +134,91 @@ class Throttle:
         self,
         redis: RedisLink,
         *,
-        max_failures: int,
-        address_max_failures: int,
         window_seconds: int,
-        account_max_failures: int = 100,
-        known_address_days: int = 30,
+        max_failures: int,
+        account_max_failures: int,
+        address_max_failures: int,
+        max_delay_seconds: int = 60,
+        device_max_failures: int = 10,
         prefix: str = "kalaro:auth:throttle:",
     ) -> None:
         self._redis = redis
-        self._max = max_failures
-        self._address_max = address_max_failures
-        self._account_max = account_max_failures
         self._window_ms = window_seconds * 1000
-        self._known_ms = known_address_days * 86_400_000
+        self._max = max_failures
+        self._code_after = account_max_failures
+        self._address_max = address_max_failures
+        self._max_delay_ms = max_delay_seconds * 1000
+        self._device_max = device_max_failures
         self._prefix = prefix
-        self._check: Any = redis.register_script(_CHECK_AND_COUNT)
-        self._succeeded: Any = redis.register_script(_SUCCEEDED)
+        self._check: Any = redis.register_script(_CHECK)
+        self._finish: Any = redis.register_script(_FINISH)
+        self._code: Any = redis.register_script(_CODE)
+        self._store_code: Any = redis.register_script(_STORE_CODE)
 
-    def _keys(self, email: str, address: str) -> list[str]:
-        digest = hashlib.sha256(email.encode()).hexdigest()[:32]
-        # Internal callers without a client address share one "" address per account.
-        pair = hashlib.sha256(f"{email}\0{address}".encode()).hexdigest()[:32]
-        keys = [
-            f"{self._prefix}pair:{pair}",
-            f"{self._prefix}account:{digest}",
-            f"{self._prefix}known:{pair}",
+    def _digest(self, email: str) -> str:
+        return hashlib.sha256(email.encode()).hexdigest()[:32]
+
+    def _keys(self, email: str, address: str, device_id: str) -> list[str]:
+        d, p = self._digest(email), self._prefix
+        return [
+            f"{p}address:{address}",
+            f"{p}account:{d}",
+            f"{p}wait:{d}",
+            f"{p}device:{device_id or '-'}",
+            f"{p}pending:{d}",
         ]
-        if address:
-            keys.append(f"{self._prefix}address:{address}")
-        return keys
 
-    async def attempt(self, email: str, address: str) -> None:
-        """Count a sign-in attempt, or raise ``throttled`` if a limit is already reached."""
-        keys = self._keys(email, address)
-        limits = [self._max, self._account_max, self._address_max]
-        which, ttl_ms = await self._check(keys=keys, args=[self._window_ms, *limits])
-        if int(which) == 0:
-            return
-        retry_after = max(1, math.ceil(int(ttl_ms) / 1000)) if int(ttl_ms) > 0 else 1
+    def code_key(self, email: str) -> str:
+        return f"{self._prefix}code:{self._digest(email)}"
+
+    async def check(self, email: str, address: str, *, device_id: str, has_code: bool) -> Gate:
+        """Let an attempt through, or raise ``throttled`` (with ``retry_after``) or
+        ``code_required``. ``device_id``: a valid device cookie's, for this account."""
+        keys = self._keys(email, address, device_id)
+        args = [
+            1 if device_id else 0,
+            self._address_max,
+            self._device_max,
+            self._max,
+            self._code_after,
+            30_000,  # longer than any hash takes: a crashed try frees its place
+            1 if has_code else 0,
+        ]
+        verdict, ms = (int(x) for x in await self._check(keys=keys, args=args))
+        if verdict in (0, 1):
+            known = verdict == 0
+            return Gate(keys, known, bool(address), has_code and not known)
+        if verdict == 4:
+            raise ServiceError(codes.CODE_REQUIRED, "")  # the caller words it
+        wait = retry_seconds(ms)
         raise ServiceError(
             codes.THROTTLED,
-            f"too many failed sign-in attempts for {_SCOPES[int(which)]}; "
-            f"try again in {retry_after} seconds",
+            f"too many failed sign-in attempts for {_SCOPES[verdict]}; try again in {wait} seconds",
+            retry_after=wait,
         )
 
-    async def succeeded(self, email: str, address: str) -> None:
-        await self._succeeded(keys=self._keys(email, address), args=[self._known_ms])
+    async def finish(self, gate: Gate, outcome: str) -> int:
+        """Record how the attempt ended: ``fail``, ``ok`` or ``none`` (it broke off).
+        Returns the wait (ms) a failure put on new devices, 0 if none."""
+        args = [
+            outcome,
+            1 if gate.known else 0,
+            1 if gate.has_address else 0,
+            self._window_ms,
+            self._max,
+            self._max_delay_ms,
+        ]
+        return int(await self._finish(keys=gate.keys, args=args))
+
+    async def store_code(self, email: str, code_hash: str, seconds: int) -> bool:
+        """Keep a new code's hash, unless one is still live (then the mailed one stands,
+        and nobody can replace the owner's code by asking again). True if stored."""
+        stored = await self._store_code(
+            keys=[self.code_key(email)], args=[code_hash, seconds * 1000]
+        )
+        return bool(int(stored))
+
+    async def match_code(self, email: str, code_hash: str, *, consume: bool, tries: int) -> bool:
+        key = self.code_key(email)
+        found = await self._code(keys=[key], args=[code_hash, 1 if consume else 0, tries])
+        return bool(int(found))

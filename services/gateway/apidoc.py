@@ -24,7 +24,8 @@ _DESCRIPTIONS = {
     "of its limits (code `bad_request`), or the service refused it as invalid",
     401: "Not signed in: no, an invalid or an expired access token, or wrong "
     "credentials (codes `unauthorized`, `invalid_token`, `token_expired`, "
-    "`invalid_credentials`, `refresh_token_reused`)",
+    "`invalid_credentials`, `refresh_token_reused`; on sign-in from a new device while "
+    "the account is under attack `code_required` or `code_invalid`)",
     403: "Forbidden: the caller may not do this (code `forbidden`)",
     404: "No such resource, or one the caller may not see (code `not_found`)",
     409: "Conflict with the current state (codes `conflict`, `email_taken`, "
@@ -36,10 +37,12 @@ _DESCRIPTIONS = {
 }
 
 #: Routes answered by the gateway alone: only the address rate limit applies.
-_LOCAL = frozenset({"/api/config", "/healthz", "/api/schema/messages"})
+_LOCAL = frozenset({"/api/config", "/api/schema/messages"})
 
 
 def _statuses(handler: HTTPRouteHandler, path: str) -> list[int]:
+    if path == "/healthz":
+        return []  # a probe is never rate-limited
     if path in _LOCAL:
         return [429]
     statuses = {400, 401, 403, 404, 409, 429, 503}

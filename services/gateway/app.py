@@ -88,7 +88,11 @@ def _on_rate_limited(_: Request, exc: limits.RateLimited) -> Response[ErrorBody]
 
 
 def _on_remote_error(_: Request, exc: RemoteError) -> Response[ErrorBody]:  # type: ignore[type-arg]
-    return _error(codes.http_status(exc.code), exc.code, exc.message)
+    status = codes.http_status(exc.code)
+    response = _error(status, exc.code, exc.message)
+    if status == 429:  # every 429 says when to come back (1 s if the service did not)
+        response.headers["Retry-After"] = str(max(1, exc.retry_after))
+    return response
 
 
 def _on_validation_error(_: Request, exc: ValidationException) -> Response[ErrorBody]:  # type: ignore[type-arg]
@@ -131,9 +135,9 @@ OPEN_SOCKETS = Gauge("kalaro_gateway_open_sockets", "WebSockets open on this gat
 _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
 OPEN_SOCKETS.set_function(lambda: sum(len(hub.connections) for hub in list(_HUBS)))
 
-#: Probes and scrapes: not rate-limited (a Prometheus or a kubelet is one address that
-#: asks often) and not in the public API documentation.
-_PROBES = frozenset({"/metrics", "/readyz"})
+#: Probes and scrapes: never rate-limited (a Prometheus or a kubelet is one address
+#: that asks often; a probe refused with 429 would restart a healthy gateway).
+_PROBES = frozenset({"/healthz", "/metrics", "/readyz"})
 
 
 @get("/metrics", include_in_schema=False, media_type=CONTENT_TYPE_LATEST)

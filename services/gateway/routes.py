@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Annotated, TypeVar
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import Cookie
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody, Parameter, QueryParameter
 from nats.aio.client import Client as NATS
@@ -28,6 +29,9 @@ from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
 from services.gateway.limits import RateLimiter
 from services.gateway.security import authenticate, request_address, require_role
+
+#: The signed device cookie (services/auth/devices.py), sent only to the auth API.
+DEVICE_COOKIE = "kalaro_device"
 
 
 def _nc(request: Request) -> NATS:  # type: ignore[type-arg]
@@ -106,10 +110,47 @@ class AuthController(Controller):
         message = a.VerifyEmail(token=token)
         return await forward(request, endpoints.AUTH_VERIFY_EMAIL, message)
 
-    @post("/sign-in", status_code=200, summary="Sign in with email and password")
-    async def sign_in(self, request: Request, data: JSONBody[api.SignInBody]) -> a.TokenPair:  # type: ignore[type-arg]
-        message = a.SignIn(email=data.email, password=data.password, address=_address(request))
-        return await forward(request, endpoints.AUTH_SIGN_IN, message)
+    @post(
+        "/sign-in",
+        status_code=200,
+        summary="Sign in with email and password",
+        description="Sets the `kalaro_device` cookie (HttpOnly, path /api/auth): a device "
+        "that signed in before is not held up by failures from elsewhere. Only failures "
+        "count: a new device is answered 429 with `Retry-After` once the account has had "
+        "many, then 401 `code_required` (a 6-digit code was mailed: send it as `code` with "
+        "the password again; `code_invalid` if wrong or expired). See docs/protocol.md.",
+    )
+    async def sign_in(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        data: JSONBody[api.SignInBody],
+    ) -> Response[a.TokenPair]:
+        message = a.SignIn(
+            email=data.email,
+            password=data.password,
+            address=_address(request),
+            device=request.cookies.get(DEVICE_COOKIE, "")[:256],
+            code=data.code or "",
+        )
+        signed = await forward(request, endpoints.AUTH_SIGN_IN, message)
+        settings: Settings = request.app.state.settings
+        pair = a.TokenPair(
+            access_token=signed.access_token,
+            refresh_token=signed.refresh_token,
+            expires_in=signed.expires_in,
+            user=signed.user,
+            token_type=signed.token_type,
+        )
+        cookie = Cookie(
+            key=DEVICE_COOKIE,
+            value=signed.device_token,
+            path="/api/auth",
+            max_age=settings.throttle_device_days * 86_400,
+            httponly=True,
+            secure=settings.env == "production",
+            samesite="lax",
+        )
+        return Response(pair, cookies=[cookie] if signed.device_token else [])
 
     @post("/google", status_code=200, summary="Sign in with a Google ID token")
     async def google(self, request: Request, data: JSONBody[api.GoogleSignInBody]) -> a.TokenPair:  # type: ignore[type-arg]

@@ -88,11 +88,12 @@ def mask(text: str, pattern: re.Pattern[str] | None = None) -> str:
 _WINDOW = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  return 0
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return math.max(1, tonumber(oldest[2]) + tonumber(ARGV[2]) - tonumber(ARGV[1]))
 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
+return 0
 """
 
 
@@ -108,10 +109,11 @@ class ChatLimiter:
         self.window_seconds = window_seconds
         self._script: Any = redis.register_script(_WINDOW)
 
-    async def allow(self, table_id: str, user_id: str, now: float) -> bool:
-        """Count one message at ``now`` (epoch seconds) if the budget allows it."""
+    async def wait_ms(self, table_id: str, user_id: str, now: float) -> int:
+        """Count one message at ``now`` (epoch seconds) if the budget allows it (0), else
+        the ms until the oldest message in the window leaves it (a true Retry-After)."""
         key = f"{self._prefix}{table_id}:{user_id}"
-        allowed = await self._script(
+        wait = await self._script(
             keys=[key],
             args=[
                 int(now * 1000),
@@ -120,4 +122,4 @@ class ChatLimiter:
                 uuid.uuid4().hex,
             ],
         )
-        return bool(int(allowed))
+        return int(wait)

@@ -314,11 +314,13 @@ class Lobby:
             raise ServiceError(codes.BAD_REQUEST, f"a chat message is 1 to {MAX_CHAT} characters")
         _, rec = await self._load(req.table_id)
         access.may_chat(rec.info, req.caller)
-        if not await self._chat.allow(req.table_id, req.caller.user_id, self._clock()):
+        wait_ms = await self._chat.wait_ms(req.table_id, req.caller.user_id, self._clock())
+        if wait_ms:
             raise ServiceError(
                 codes.THROTTLED,
                 f"slow down: at most {self._chat.limit} messages every "
                 f"{self._chat.window_seconds:g} seconds",
+                retry_after=-(-wait_ms // 1000),
             )
         masked = mask(text)
         posted = ChatPosted(

@@ -96,6 +96,10 @@ class Stack:
             # well above what the suite sends (tests/integration/gateway tests them).
             KALARO_REST_ADDRESS_RATE="1000",
             KALARO_REST_ADDRESS_BURST="3000",
+            # Sign-in throttling reaches its emailed-code step within seconds (the waits
+            # stop at 4 s, the code after 8 failures): test_sign_in_throttle_browser.py.
+            KALARO_THROTTLE_MAX_DELAY_SECONDS="4",
+            KALARO_THROTTLE_ACCOUNT_MAX_FAILURES="8",
             PYTHONUNBUFFERED="1",
         )
         self.processes: dict[str, subprocess.Popen[bytes]] = {}

@@ -8,10 +8,23 @@ const GOOGLE_SCRIPT = "https://accounts.google.com/gsi/client";
 const MESSAGES = {
   invalid_credentials: "That email and password do not match an account.",
   weak_password: null, // the server's message says what is missing
-  throttled: "Too many attempts. Please wait a few minutes and try again.",
+  code_required: "There have been many wrong passwords for this account, so we emailed you a 6-digit code. Enter it below with your password.",
+  code_invalid: "That code is wrong or has expired. Check the latest email from us, or clear the code and sign in again to get a new one.",
 };
 
+/** A wait in words: "1 second", "45 seconds", "2 minutes". */
+export function waitInWords(seconds) {
+  const s = Math.max(1, Math.ceil(seconds));
+  if (s < 60) return `${s} second${s === 1 ? "" : "s"}`;
+  const m = Math.ceil(s / 60);
+  return `${m} minute${m === 1 ? "" : "s"}`;
+}
+
 function explain(err) {
+  if (err.code === "throttled") {
+    const wait = err.retryAfter ? waitInWords(err.retryAfter) : "a few minutes";
+    return `Too many attempts. Please wait ${wait} and try again.`;
+  }
   return MESSAGES[err.code] || err.message || "Something went wrong. Please try again.";
 }
 
@@ -27,10 +40,15 @@ export function render(root, app) {
   const password = h("input#password", { type: "password", name: "password", autocomplete: "current-password", required: true, minlength: 1 });
   const name = h("input#display-name", { type: "text", name: "display_name", autocomplete: "nickname", maxlength: 40 });
   const nameField = field("Display name", name, "What other players see at the table.");
+  // Shown only after code_required: the one-time code we emailed.
+  const code = h("input#sign-in-code", { type: "text", name: "code", inputmode: "numeric", autocomplete: "one-time-code", pattern: "[0-9]{6}", maxlength: 6 });
+  const codeField = field("Code from your email", code, "6 digits; it works once, for 10 minutes.");
+  codeField.hidden = true;
+  let codeAsked = false;
   const submit = h("button.primary.wide#auth-submit", { type: "submit" }, "Sign in");
   const tabIn = h("button#tab-sign-in", { type: "button", role: "tab" }, "Sign in");
   const tabUp = h("button#tab-sign-up", { type: "button", role: "tab" }, "Create account");
-  const form = h("form.auth-form", { novalidate: true }, field("Email", email), field("Password", password), nameField, error, submit);
+  const form = h("form.auth-form", { novalidate: true }, field("Email", email), field("Password", password), nameField, codeField, error, submit);
 
   function setMode(next) {
     mode = next;
@@ -39,6 +57,7 @@ export function render(root, app) {
     tabUp.setAttribute("aria-selected", String(up));
     nameField.hidden = !up;
     name.required = up;
+    codeField.hidden = up || !codeAsked;
     password.autocomplete = up ? "new-password" : "current-password";
     submit.textContent = up ? "Create account" : "Sign in";
     showError("");
@@ -75,12 +94,21 @@ export function render(root, app) {
         // The welcome grant is credited asynchronously; the dashboard shows it arrive.
         sessionStorage.setItem("kalaro.welcome", "1");
       } else {
-        await api.signIn(email.value.trim(), password.value);
+        const typed = code.value.replace(/\s+/g, "");
+        if (!codeField.hidden && typed && !/^[0-9]{6}$/.test(typed)) {
+          throw { message: "The code is the 6 digits in our email." };
+        }
+        await api.signIn(email.value.trim(), password.value, codeField.hidden ? "" : typed);
       }
       app.afterSignIn();
     } catch (err) {
       showError(explain(err));
       submit.disabled = false;
+      if (err.code === "code_required" || err.code === "code_invalid") {
+        codeAsked = true;
+        codeField.hidden = false;
+        code.focus();
+      }
     }
   });
 

@@ -216,5 +216,5 @@ async def request(
         raise unavailable(subject)
     if reply.headers and ERROR_HEADER in reply.headers:
         err = decode(reply.data, ErrorReply)
-        raise RemoteError(err.code, err.message, user_ids=err.user_ids)
+        raise RemoteError(err.code, err.message, user_ids=err.user_ids, retry_after=err.retry_after)
     return decode(reply.data, reply_type)

@@ -12,11 +12,21 @@ class ServiceError(Exception):
     :func:`kalaro.bus.request` raises :class:`RemoteError` with the same code.
     """
 
-    def __init__(self, code: str, message: str, *, user_ids: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        user_ids: tuple[str, ...] = (),
+        retry_after: int = 0,
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.user_ids = user_ids  # who the error is about, as data (see ErrorReply)
+        # Seconds until the caller may really try again (a ``throttled`` refusal): the
+        # gateway sends it as ``Retry-After``. 0: not said.
+        self.retry_after = retry_after
 
 
 class RemoteError(ServiceError):

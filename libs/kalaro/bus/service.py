@@ -159,7 +159,9 @@ class Service:
                 await msg.respond(encode(reply))
         except ServiceError as exc:
             outcome = exc.code
-            await self._respond_error(msg, exc.code, exc.message, user_ids=exc.user_ids)
+            await self._respond_error(
+                msg, exc.code, exc.message, user_ids=exc.user_ids, retry_after=exc.retry_after
+            )
         except Exception as exc:
             if _is_outage(exc):
                 # Redis or the database is down or restarting: the caller may retry
@@ -187,14 +189,24 @@ class Service:
             timer.observe(time.perf_counter() - started)
 
     async def _respond_error(
-        self, msg: Msg, code: str, message: str, *, user_ids: tuple[str, ...] = ()
+        self,
+        msg: Msg,
+        code: str,
+        message: str,
+        *,
+        user_ids: tuple[str, ...] = (),
+        retry_after: int = 0,
     ) -> None:
         if not msg.reply or self._nc is None:
             return
         try:
             await self._nc.publish(
                 msg.reply,
-                encode(ErrorReply(code=code, message=message, user_ids=user_ids)),
+                encode(
+                    ErrorReply(
+                        code=code, message=message, user_ids=user_ids, retry_after=retry_after
+                    )
+                ),
                 headers={ERROR_HEADER: code},
             )
         except Exception:

@@ -135,8 +135,13 @@ class KalaroClient:
         await self.call("POST", "/api/auth/sign-up", a.SignUpAccepted, body)
         return await self.sign_in(email, password)
 
-    async def sign_in(self, email: str, password: str) -> a.TokenPair:
+    async def sign_in(self, email: str, password: str, code: str | None = None) -> a.TokenPair:
+        """Sign in; the gateway's device cookie stays in this client's cookie jar, so
+        later sign-ins are a known device. After a ``code_required`` error, call again
+        with the 6-digit ``code`` that was mailed."""
         body = {"email": email, "password": password}
+        if code is not None:
+            body["code"] = code
         self.tokens = await self.call("POST", "/api/auth/sign-in", a.TokenPair, body)
         return self.tokens
 

@@ -65,6 +65,18 @@ class SignIn(msgspec.Struct, frozen=True, kw_only=True):
     email: str
     password: str
     address: str = ""
+    # The caller's device cookie (from an earlier sign-in), as the gateway read it: a
+    # device the account knows is not held up by failures from elsewhere.
+    device: str = ""
+    # The emailed one-time code, when the answer was ``code_required``.
+    code: str = ""
+
+
+class SignedIn(TokenPair, frozen=True, kw_only=True):
+    """The answer to a password sign-in: the pair, and the device cookie to set (the
+    gateway moves it into an HttpOnly cookie; it never reaches the page's script)."""
+
+    device_token: str = ""
 
 
 class GoogleSignIn(msgspec.Struct, frozen=True, kw_only=True):

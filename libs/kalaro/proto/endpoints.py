@@ -38,7 +38,7 @@ class Endpoint(Generic[Req, Rep]):
 # --- auth ---------------------------------------------------------------------------
 AUTH_SIGN_UP = Endpoint(s.AUTH_SIGN_UP, a.SignUp, a.SignUpAccepted)
 AUTH_VERIFY_EMAIL = Endpoint(s.AUTH_VERIFY_EMAIL, a.VerifyEmail, a.EmailVerified)
-AUTH_SIGN_IN = Endpoint(s.AUTH_SIGN_IN, a.SignIn, a.TokenPair)
+AUTH_SIGN_IN = Endpoint(s.AUTH_SIGN_IN, a.SignIn, a.SignedIn)
 AUTH_GOOGLE_SIGN_IN = Endpoint(s.AUTH_GOOGLE_SIGN_IN, a.GoogleSignIn, a.TokenPair)
 AUTH_REFRESH = Endpoint(s.AUTH_REFRESH, a.Refresh, a.TokenPair)
 AUTH_SIGN_OUT = Endpoint(s.AUTH_SIGN_OUT, a.SignOut, a.SignedOut)

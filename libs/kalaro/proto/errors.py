@@ -40,6 +40,11 @@ HAND_CANCELLED = "hand_cancelled"
 NOT_SUBSCRIBED = "not_subscribed"
 # WebSocket only: the socket sent frames faster than its budget.
 RATE_LIMITED = "rate_limited"
+# Sign-in from a device the account does not know, while the account is under attack:
+# the answer names the emailed one-time code to send (``code_required``), or says the
+# code sent was wrong or has expired (``code_invalid``).
+CODE_REQUIRED = "code_required"
+CODE_INVALID = "code_invalid"
 # Client SDK only: the gateway answered an error without the JSON error body.
 HTTP_ERROR = "http_error"
 
@@ -51,6 +56,8 @@ HTTP_STATUS: dict[str, int] = {
     INVALID_TOKEN: 401,
     INVALID_CREDENTIALS: 401,
     REFRESH_REUSED: 401,
+    CODE_REQUIRED: 401,
+    CODE_INVALID: 401,
     FORBIDDEN: 403,
     REMOVED_FROM_TABLE: 403,
     NOT_FOUND: 404,
@@ -89,3 +96,5 @@ class ErrorReply(msgspec.Struct, frozen=True, kw_only=True):
     # The accounts the error is about, as data (e.g. who is short of credits), so no
     # caller parses them out of ``message``.
     user_ids: tuple[str, ...] = ()
+    # Seconds until a refused caller may try again (``throttled``); 0: not said.
+    retry_after: int = 0

@@ -165,7 +165,9 @@ def auth_settings(database_url: str, tmp_path: Path, jwks_file: Path) -> Setting
         google_client_id=GOOGLE_CLIENT_ID,
         google_jwks_file=str(jwks_file),
         throttle_max_failures=3,
-        throttle_address_max_failures=5,
-        throttle_account_max_failures=8,
+        throttle_max_delay_seconds=2,
+        throttle_account_max_failures=5,
+        throttle_address_max_failures=8,
+        throttle_device_max_failures=3,
         throttle_window_seconds=60,
     )

@@ -40,7 +40,7 @@ async def test_handshakes_over_the_address_budget_get_429(world: World) -> None:
 
 
 async def test_rest_requests_and_handshakes_share_the_budget(world: World) -> None:
-    request = b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n"
+    request = b"GET /api/config HTTP/1.1\r\nHost: test\r\n\r\n"
     for _ in range(BURST):
         async with raw(world, request) as client:
             assert (await client.read_head()).startswith("HTTP/1.1 200 ")

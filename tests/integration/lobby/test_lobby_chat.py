@@ -94,6 +94,7 @@ async def test_chat_rate_limit_per_player(lobby: LobbyHarness) -> None:
         await say(ana, "one too many")
     assert throttled.value.code == codes.THROTTLED
     assert "5 messages every 10 seconds" in throttled.value.message
+    assert 1 <= throttled.value.retry_after <= 10  # until the oldest leaves the window
     await say(ben, "my budget is my own")
     lobby.clock.advance(10.5)
     await say(ana, "the window has passed")
