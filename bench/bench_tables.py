@@ -523,7 +523,7 @@ async def admin_and_players(stack: Stack) -> tuple[KalaroClient, list[KalaroClie
     players = []
     for i in range(3):
         player = KalaroClient(base)
-        await player.sign_up(f"bench{i}@kalaro.local", PLAYER_PASSWORD, f"Bench {i}")
+        await player.sign_up(f"bench{i}@example.com", PLAYER_PASSWORD, f"Bench {i}")
         players.append(player)
     return host, players
 

@@ -39,6 +39,7 @@ from kalaro.proto.auth import (
 )
 from kalaro.tokens import ALLOWED_ALGORITHMS, TokenError
 from services.auth import letters, rules, store
+from services.auth.addresses import normalize_email, person_email
 from services.auth.deps import AuthDeps, Publisher, Revoker, announce, revoke_access
 from services.auth.hosting import (
     decide_host_request,
@@ -63,7 +64,6 @@ from services.auth.rules import (
     ROLE_ORDER,
     clean_display_name,
     is_bot_email,
-    normalize_email,
 )
 from services.auth.sessions import issue_pair, refresh, sign_out
 
@@ -229,7 +229,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
         identity = deps.google.verify(req.id_token, now=deps.clock())
     except TokenError as exc:
         raise ServiceError(exc.code, exc.message) from exc
-    email = normalize_email(identity.email)
+    email = person_email(identity.email)
     name = rules.google_display_name(identity.name, email)
     for attempt in range(2):
         created = False

@@ -11,12 +11,17 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
 from pathlib import Path
+from typing import cast
 
 import httpx
 import jwt
@@ -136,6 +141,36 @@ class Stack:
 
     def log(self, name: str) -> str:
         return (self.root / f"{name}.log").read_text(errors="replace")
+
+    def mails_to(self, email: str) -> list[EmailMessage]:
+        """The mails the auth service wrote for ``email`` (no SMTP server here:
+        ``var/mail/*.eml``), oldest first."""
+        found = []
+        needle = email.encode()
+        for path in sorted((self.root / "mail").glob("*.eml")):
+            raw = path.read_bytes()
+            if needle not in raw:
+                continue
+            msg = cast(EmailMessage, message_from_bytes(raw, policy=default))
+            if msg["To"] == email:
+                found.append(msg)
+        return found
+
+    def mailed_token(self, email: str, page: str = "verify") -> str:
+        """The token of the newest ``#/<page>?token=`` link mailed to ``email``."""
+        for msg in reversed(self.mails_to(email)):
+            match = re.search(rf"/#/{page}\?token=([A-Za-z0-9_-]+)", msg.get_content())
+            if match:
+                return match.group(1)
+        raise AssertionError(f"no {page} link was mailed to {email}")
+
+    def verify_email(self, email: str) -> None:
+        """Follow the newest verification link mailed to ``email``, as its page's button
+        does (the welcome grant follows through JetStream)."""
+        token = self.mailed_token(email)
+        with httpx.Client(base_url=self.base_url, timeout=15) as client:
+            r = client.post("/api/auth/verify", json={"token": token})
+        assert r.status_code == 200, r.text
 
     def wait_ready(self, timeout: float = 60) -> None:
         wait_for_port(self.http_port, timeout=timeout)
