@@ -154,6 +154,11 @@ export const signIn = (email, password) =>
 export const googleSignIn = (id_token) =>
   raw("POST", "/api/auth/google", { id_token }).then(storePair);
 
+// Mailed links: their pages POST the token (opening a link changes nothing).
+export const verifyEmail = (token) => raw("POST", "/api/auth/verify", { token });
+export const resendVerification = (token) => raw("POST", "/api/auth/verify/resend", { token });
+export const myVerificationLink = () => call("POST", "/api/me/verification-link");
+
 export async function signOut() {
   const token = session?.refresh;
   save(null);

@@ -7,8 +7,9 @@ call them over the bus against real Redis and SQL. Failures are
 Each function is a thin shell: it checks the request with the pure rules of
 :mod:`services.auth.rules`, reads and writes through :mod:`services.auth.store` inside
 the transaction it opens, and hashes, mails and announces around that. This module has
-signing up, verifying an email, signing in (with a password or Google) and profiles;
+signing up, signing in (with a password or Google) and profiles;
 the rest lives beside it and is re-exported here, the one name callers import:
+:mod:`~services.auth.links` (verifying an email, new links),
 :mod:`~services.auth.sessions` (token pairs, refresh, sign-out),
 :mod:`~services.auth.hosting` (host requests, user search) and
 :mod:`~services.auth.provision` (bot accounts, the first admin).
@@ -17,16 +18,13 @@ the rest lives beside it and is re-exported here, the one name callers import:
 from __future__ import annotations
 
 import logging
-import secrets
 import uuid
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import (
-    EmailVerified,
     GetProfile,
     GoogleSignIn,
     PublicKeys,
@@ -35,7 +33,6 @@ from kalaro.proto.auth import (
     SignUpAccepted,
     TokenPair,
     UserProfile,
-    VerifyEmail,
 )
 from kalaro.tokens import ALLOWED_ALGORITHMS, TokenError
 from services.auth import letters, rules, store
@@ -47,7 +44,7 @@ from services.auth.hosting import (
     request_host,
     search_users,
 )
-from services.auth.letters import Letter
+from services.auth.links import mail, new_verify_link, resend_verification, verify_email
 from services.auth.provision import AdminAccount, create_bot, ensure_admin
 from services.auth.records import Account
 from services.auth.rules import (
@@ -95,6 +92,7 @@ __all__ = [
     "public_keys",
     "refresh",
     "request_host",
+    "resend_verification",
     "search_users",
     "sign_in",
     "sign_out",
@@ -105,21 +103,7 @@ __all__ = [
 log = logging.getLogger("services.auth")
 
 
-# --- sign up, verify ------------------------------------------------------------------
-
-
-async def _new_verify_link(conn: AsyncConnection, deps: AuthDeps, user_id: str) -> str:
-    """A single-use verification link for ``user_id`` (its token stored hashed)."""
-    token = secrets.token_urlsafe(32)
-    now_ms = deps.now_ms()
-    expires_at = rules.link_expiry(now_ms, deps.settings.verify_token_hours)
-    await store.insert_email_token(conn, rules.hash_token(token), user_id, now_ms, expires_at)
-    return letters.verify_link(letters.link_base(deps.settings), token)
-
-
-async def _mail(deps: AuthDeps, to: str, letter: Letter, link: str = "") -> None:
-    if deps.mailer is not None:
-        await deps.mailer.send(to, letter.subject, letter.body, link=link)
+# --- sign up --------------------------------------------------------------------------
 
 
 async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
@@ -149,42 +133,21 @@ async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
                     email_verified=False,
                 )
                 await store.insert_account(conn, new)
-                link = await _new_verify_link(conn, deps, user_id)
+                link = await new_verify_link(conn, deps, user_id)
     except IntegrityError:
         link = ""  # a concurrent sign-up took the address first: it is known now
     if not link:
         log.info("sign-up for a known email")
-        await _mail(
-            deps, email, letters.already_registered_letter(letters.link_base(deps.settings))
-        )
+        await mail(deps, email, letters.already_registered_letter(letters.link_base(deps.settings)))
         return SignUpAccepted()
     async with deps.engine.connect() as conn:
         account = await store.account_by_id(conn, user_id)
     assert account is not None  # committed above
     log.info("signed up %s (unverified)", user_id)
     hours = deps.settings.verify_token_hours
-    await _mail(deps, email, letters.verify_letter(name, link, hours), link)
+    await mail(deps, email, letters.verify_letter(name, link, hours), link)
     await announce(deps.on_registered, account)
     return SignUpAccepted()
-
-
-async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
-    """Follow a verification link: mark its account verified; each link works once."""
-    if not rules.plausible_token(req.token):
-        raise rules.link_refusal("unknown")
-    now_ms = deps.now_ms()
-    async with deps.engine.begin() as conn:
-        token = await store.email_token(conn, rules.hash_token(req.token))
-        verdict = rules.judge_link(token, now_ms)
-        if token is None or verdict != "usable":
-            raise rules.link_refusal(verdict)
-        if not await store.use_email_token(conn, token.token_hash, now_ms):
-            raise rules.link_refusal("used")
-        await store.update_account(conn, token.user_id, email_verified=True)
-        account = await store.account_by_id(conn, token.user_id)
-    assert account is not None  # a link's user is a foreign key
-    log.info("verified the email of %s", account.user_id)
-    return EmailVerified(user_id=account.user_id, email=account.email)
 
 
 # --- sign in --------------------------------------------------------------------------

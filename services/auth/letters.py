@@ -19,13 +19,15 @@ def link_base(settings: Settings) -> str:
 
 
 def verify_link(base: str, token: str) -> str:
-    return f"{base}/api/auth/verify?token={token}"
+    """The web client's page for the link (its button, not the fetch, spends the token)."""
+    return f"{base}/#/verify?token={token}"
 
 
 def verify_letter(name: str, link: str, hours: int) -> Letter:
     body = (
-        f"Hello {name},\n\nWelcome to KaLaro. Confirm that this is your email address by "
-        f"opening this link (it works once, within {hours} hours):\n\n{link}\n\n"
+        f"Hello {name},\n\nWelcome to KaLaro. Confirm that this is your email address: "
+        f"open this link and press Confirm (it works once, within {hours} hours):\n\n"
+        f"{link}\n\n"
         "If you did not create a KaLaro account, ignore this mail: nobody can keep an "
         "address that is not theirs.\n"
     )

@@ -284,10 +284,10 @@ def judge_link(token: EmailToken | None, now_ms: int) -> LinkVerdict:
 def link_refusal(verdict: LinkVerdict) -> ServiceError:
     match verdict:
         case "used":
-            return ServiceError(codes.INVALID_TOKEN, "this verification link was already used")
+            return ServiceError(codes.LINK_USED, "this verification link was already used")
         case "expired":
             return ServiceError(
-                codes.TOKEN_EXPIRED, "this verification link has expired; sign up again"
+                codes.TOKEN_EXPIRED, "this verification link has expired; ask for a new one"
             )
         case "unknown" | "usable":
             return ServiceError(codes.INVALID_TOKEN, "this verification link is not valid")

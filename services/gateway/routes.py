@@ -97,15 +97,6 @@ class AuthController(Controller):
         )
         return await forward(request, endpoints.AUTH_SIGN_UP, message)
 
-    @get("/verify", summary="Follow an email verification link (single use)")
-    async def verify(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        token: Annotated[str, Parameter(min_length=1, max_length=512)],
-    ) -> a.EmailVerified:
-        message = a.VerifyEmail(token=token)
-        return await forward(request, endpoints.AUTH_VERIFY_EMAIL, message)
-
     @post("/sign-in", status_code=200, summary="Sign in with email and password")
     async def sign_in(self, request: Request, data: JSONBody[api.SignInBody]) -> a.TokenPair:  # type: ignore[type-arg]
         message = a.SignIn(email=data.email, password=data.password, address=_address(request))

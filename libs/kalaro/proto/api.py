@@ -43,6 +43,12 @@ class RefreshBody(_Strict, frozen=True, kw_only=True):
     refresh_token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
 
 
+class TokenBody(_Strict, frozen=True, kw_only=True):
+    """A mailed link's token, as its page sends it."""
+
+    token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+
+
 class HostRequestBody(_Strict, frozen=True, kw_only=True):
     note: Note = ""
 

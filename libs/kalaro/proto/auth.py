@@ -61,6 +61,22 @@ class EmailVerified(msgspec.Struct, frozen=True, kw_only=True):
     email_verified: bool = True
 
 
+class ResendVerification(msgspec.Struct, frozen=True, kw_only=True):
+    """Mail a new verification link: to the holder of an expired one (``token``, which is
+    spent by this), or to a signed-in account (``user_id``, set by the gateway from the
+    access token). Exactly one of the two."""
+
+    token: str = ""
+    user_id: str = ""
+
+
+class LinkResent(msgspec.Struct, frozen=True, kw_only=True):
+    """``sent``: a new link is on its way to the account's address; ``already_verified``:
+    nothing to do, sign in."""
+
+    status: Literal["sent", "already_verified"]
+
+
 class SignIn(msgspec.Struct, frozen=True, kw_only=True):
     email: str
     password: str

@@ -19,6 +19,8 @@ EMAIL_TAKEN = "email_taken"
 WEAK_PASSWORD = "weak_password"
 INVALID_CREDENTIALS = "invalid_credentials"
 REFRESH_REUSED = "refresh_token_reused"
+# A mailed link (email verification, password reset) that was already followed once.
+LINK_USED = "link_used"
 THROTTLED = "throttled"
 INSUFFICIENT_FUNDS = "insufficient_funds"
 ALREADY_DECIDED = "already_decided"
@@ -44,6 +46,7 @@ HTTP_STATUS: dict[str, int] = {
     INVALID_TOKEN: 401,
     INVALID_CREDENTIALS: 401,
     REFRESH_REUSED: 401,
+    LINK_USED: 410,
     FORBIDDEN: 403,
     REMOVED_FROM_TABLE: 403,
     NOT_FOUND: 404,

@@ -11,6 +11,7 @@ from __future__ import annotations
 AUTH_SIGN_UP = "auth.sign_up"
 AUTH_SIGN_IN = "auth.sign_in"
 AUTH_VERIFY_EMAIL = "auth.verify_email"
+AUTH_RESEND_VERIFICATION = "auth.verify_email.resend"
 AUTH_GOOGLE_SIGN_IN = "auth.google_sign_in"
 AUTH_REFRESH = "auth.refresh"
 AUTH_SIGN_OUT = "auth.sign_out"

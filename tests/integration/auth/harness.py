@@ -135,7 +135,7 @@ class AuthHarness:
     def link(self, to: str) -> str:
         """The verification token in the latest mail to ``to``."""
         body = self.mails(to)[-1].get_content()
-        match = re.search(r"/api/auth/verify\?token=([A-Za-z0-9_-]+)", body)
+        match = re.search(r"/#/verify\?token=([A-Za-z0-9_-]+)", body)
         assert match, body
         return match.group(1)
 
