@@ -2,7 +2,8 @@
 //
 // Routes: #/sign-in, #/ (tables), #/tables/<id>, #/join/<id>?code=… (an invite link:
 // remembers the code, then opens the table), #/wallet, #/hands, #/hands/<game>/<hand>,
-// #/admin, #/how-to-play, and the pages mailed links open: #/verify?token=….
+// #/admin, #/how-to-play, and the pages mailed links open: #/verify?token=…,
+// #/reset (ask for a link) and #/reset?token=… (choose a new password).
 // Hash routing means the gateway's static file server needs no rewrite rules.
 
 import * as api from "./api.js";
@@ -19,9 +20,10 @@ import { watchTableNotices } from "./views/table-notices.js";
 import * as hands from "./views/history.js";
 import * as replay from "./views/replay.js";
 import * as verifyEmail from "./views/verify-email.js";
+import * as resetPassword from "./views/reset-password.js";
 
 // Open without signing in: mailed links are followed from any browser.
-const PUBLIC_VIEWS = new Set([signIn, howTo, verifyEmail]);
+const PUBLIC_VIEWS = new Set([signIn, howTo, verifyEmail, resetPassword]);
 
 const BALANCE_POLL_MS = 15000;
 
@@ -114,7 +116,9 @@ function parse(hash) {
     return { view: table, name: "tables", params: { tableId: join.tableId } };
   }
   const [page, query = ""] = path.replace(/^\//, "").split("?");
-  if (page === "verify") return { view: verifyEmail, name: "verify", params: { token: new URLSearchParams(query).get("token") || "" } };
+  const token = new URLSearchParams(query).get("token") || "";
+  if (page === "verify") return { view: verifyEmail, name: "verify", params: { token } };
+  if (page === "reset") return { view: resetPassword, name: "reset", params: { token } };
   const parts = path.split("/").filter(Boolean);
   if (parts[0] === "sign-in") return { view: signIn, name: "sign-in" };
   if (parts[0] === "tables" && parts[1]) return { view: table, name: "tables", params: { tableId: decodeURIComponent(parts[1]) } };

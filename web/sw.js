@@ -18,7 +18,8 @@ const SHELL = [
   "views/rules-data.js", "views/rules-payouts.js", "views/sign-in.js", "views/table-dom.js",
   "views/table-log.js", "views/table-mahjong.js", "views/table-notices.js",
   "views/table-sets.js", "views/table-sound.js", "views/table-store.js",
-  "views/table-tongits.js", "views/table.js", "views/verify-email.js", "views/wallet.js",
+  "views/table-tongits.js", "views/table.js", "views/verify-banner.js",
+  "views/verify-email.js", "views/reset-password.js", "views/wallet.js",
 ];
 
 self.addEventListener("install", (event) => {

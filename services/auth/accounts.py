@@ -10,6 +10,7 @@ the transaction it opens, and hashes, mails and announces around that. This modu
 signing up, signing in (with a password or Google) and profiles;
 the rest lives beside it and is re-exported here, the one name callers import:
 :mod:`~services.auth.links` (verifying an email, new links),
+:mod:`~services.auth.resets` (password reset by email),
 :mod:`~services.auth.sessions` (token pairs, refresh, sign-out),
 :mod:`~services.auth.hosting` (host requests, user search) and
 :mod:`~services.auth.provision` (bot accounts, the first admin).
@@ -47,6 +48,7 @@ from services.auth.hosting import (
 from services.auth.links import mail, new_verify_link, resend_verification, verify_email
 from services.auth.provision import AdminAccount, create_bot, ensure_admin
 from services.auth.records import Account
+from services.auth.resets import request_password_reset, reset_password
 from services.auth.rules import (
     ADMIN_ROLES,
     BOT_ROLES,
@@ -92,7 +94,9 @@ __all__ = [
     "public_keys",
     "refresh",
     "request_host",
+    "request_password_reset",
     "resend_verification",
+    "reset_password",
     "search_users",
     "sign_in",
     "sign_out",
@@ -146,7 +150,7 @@ async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
     log.info("signed up %s (unverified)", user_id)
     hours = deps.settings.verify_token_hours
     await mail(deps, email, letters.verify_letter(name, link, hours), link)
-    await announce(deps.on_registered, account)
+    # No UserRegistered yet: the welcome grant is paid when the email is verified.
     return SignUpAccepted()
 
 
@@ -195,7 +199,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
     email = person_email(identity.email)
     name = rules.google_display_name(identity.name, email)
     for attempt in range(2):
-        created = False
+        created = taken_over_now = False
         taken_over: list[str] = []
         try:
             async with deps.engine.begin() as conn:
@@ -214,6 +218,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
                             taken_over = await store.take_over(
                                 conn, user_id, identity.sub, name, deps.now_ms()
                             )
+                            taken_over_now = True
                             log.warning(
                                 "Google-verified owner took over unverified account %s", user_id
                             )
@@ -241,8 +246,8 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
             if attempt == 0:
                 continue
             raise ServiceError(codes.CONFLICT, "could not link this Google account") from exc
-        if created:
-            await announce(deps.on_registered, account)
+        if created or taken_over_now:
+            await announce(deps.on_registered, account)  # Google verified it: the grant
         for family_id in taken_over:
             try:
                 await revoke_access(deps, family_id, account.user_id)

@@ -40,6 +40,21 @@ async def mail(deps: AuthDeps, to: str, letter: Letter, link: str = "") -> None:
         await deps.mailer.send(to, letter.subject, letter.body, link=link)
 
 
+async def pay_welcome(deps: AuthDeps, account: Account) -> None:
+    """Publish ``UserRegistered`` (the wallet pays the welcome grant) inside the caller's
+    transaction, before it commits. If it cannot be published, the verification rolls
+    back and the person presses the button again; if the commit fails after it, the
+    grant is paid once anyway (JetStream dedupes by user id, the ledger keys the grant
+    by it) and verifying again pays nothing more."""
+    if deps.on_registered is None:
+        return
+    try:
+        await deps.on_registered(rules.registered(account))
+    except Exception as exc:
+        log.warning("could not publish UserRegistered for %s", account.user_id, exc_info=True)
+        raise ServiceError(codes.UNAVAILABLE, "that did not work just now; try again") from exc
+
+
 async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
     """Follow a verification link: mark its account verified; each link works once."""
     if not rules.plausible_token(req.token):
@@ -52,9 +67,13 @@ async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
             raise rules.link_refusal(verdict)
         if not await store.use_email_token(conn, token.token_hash, now_ms):
             raise rules.link_refusal("used")
+        before = await store.account_by_id(conn, token.user_id, lock=True)
+        assert before is not None  # a link's user is a foreign key
         await store.update_account(conn, token.user_id, email_verified=True)
         account = await store.account_by_id(conn, token.user_id)
-    assert account is not None  # a link's user is a foreign key
+        assert account is not None
+        if not before.email_verified:
+            await pay_welcome(deps, account)
     log.info("verified the email of %s", account.user_id)
     return EmailVerified(user_id=account.user_id, email=account.email)
 

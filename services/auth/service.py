@@ -121,6 +121,11 @@ def build_service(deps: AuthDeps) -> Service:
     service.add(
         endpoints.AUTH_RESEND_VERIFICATION, lambda req: accounts.resend_verification(deps, req)
     )
+    service.add(
+        endpoints.AUTH_REQUEST_PASSWORD_RESET,
+        lambda req: accounts.request_password_reset(deps, req),
+    )
+    service.add(endpoints.AUTH_RESET_PASSWORD, lambda req: accounts.reset_password(deps, req))
     service.add(endpoints.AUTH_SIGN_IN, lambda req: accounts.sign_in(deps, req))
     service.add(endpoints.AUTH_GOOGLE_SIGN_IN, lambda req: accounts.google_sign_in(deps, req))
     service.add(endpoints.AUTH_REFRESH, lambda req: accounts.refresh(deps, req))

@@ -294,7 +294,12 @@ TableId = Annotated[str, Parameter(min_length=1, max_length=64)]
 
 
 def caller(claims: AccessClaims) -> lb.Caller:
-    return lb.Caller(user_id=claims.user_id, display_name=claims.name, roles=tuple(claims.roles))
+    return lb.Caller(
+        user_id=claims.user_id,
+        display_name=claims.name,
+        roles=tuple(claims.roles),
+        email_verified=claims.email_verified,
+    )
 
 
 def _may_read_record(claims: AccessClaims, table: lb.TableInfo, record: HandRecord) -> bool:

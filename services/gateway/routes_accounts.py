@@ -1,4 +1,5 @@
-"""REST routes for mailed links: verifying an email, asking for a new link.
+"""REST routes for mailed links: verifying an email, asking for a new link, resetting
+a password.
 
 A mailed link opens the web client's page (``/#/verify?token=…``); its button POSTs
 the token here. A GET never spends a token: mail scanners fetch links before people
@@ -47,6 +48,28 @@ class AccountLinksController(Controller):
     async def resend(self, request: Request, data: JSONBody[api.TokenBody]) -> a.LinkResent:  # type: ignore[type-arg]
         message = a.ResendVerification(token=data.token)
         return await forward(request, endpoints.AUTH_RESEND_VERIFICATION, message)
+
+    @post(
+        "/password-reset",
+        status_code=202,
+        summary="Mail a password reset link (answers alike whether or not the email is known)",
+    )
+    async def request_reset(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        data: JSONBody[api.PasswordResetBody],
+    ) -> a.PasswordResetRequested:
+        message = a.RequestPasswordReset(email=data.email)
+        return await forward(request, endpoints.AUTH_REQUEST_PASSWORD_RESET, message)
+
+    @post(
+        "/password-reset/confirm",
+        status_code=200,
+        summary="Choose a new password with a reset link's token; signs in, ends other sessions",
+    )
+    async def reset(self, request: Request, data: JSONBody[api.NewPasswordBody]) -> a.TokenPair:  # type: ignore[type-arg]
+        message = a.ResetPassword(token=data.token, password=data.password)
+        return await forward(request, endpoints.AUTH_RESET_PASSWORD, message)
 
 
 class MyLinksController(Controller):

@@ -71,6 +71,16 @@ class GoogleSigner:
         return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": self.kid})
 
 
+_running: list[Stack] = []
+
+
+def running() -> Stack:
+    """The session's stack, for helpers handed only a page or an HTTP client (they read
+    its mail folder to verify the accounts they sign up)."""
+    assert _running, "the e2e stack fixture is not running"
+    return _running[-1]
+
+
 class Stack:
     def __init__(self, root: Path, nats: NatsServer, redis: RedisServer) -> None:
         self.root = root

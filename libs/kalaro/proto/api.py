@@ -49,6 +49,17 @@ class TokenBody(_Strict, frozen=True, kw_only=True):
     token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
 
 
+class PasswordResetBody(_Strict, frozen=True, kw_only=True):
+    email: Email
+
+
+class NewPasswordBody(_Strict, frozen=True, kw_only=True):
+    """A reset link's token and the password that replaces the old one."""
+
+    token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+    password: Password
+
+
 class HostRequestBody(_Strict, frozen=True, kw_only=True):
     note: Note = ""
 

@@ -19,6 +19,8 @@ EMAIL_TAKEN = "email_taken"
 WEAK_PASSWORD = "weak_password"
 INVALID_CREDENTIALS = "invalid_credentials"
 REFRESH_REUSED = "refresh_token_reused"
+# Sitting at a table with a bet needs a verified email address.
+EMAIL_UNVERIFIED = "email_unverified"
 # A mailed link (email verification, password reset) that was already followed once.
 LINK_USED = "link_used"
 THROTTLED = "throttled"
@@ -48,6 +50,7 @@ HTTP_STATUS: dict[str, int] = {
     REFRESH_REUSED: 401,
     LINK_USED: 410,
     FORBIDDEN: 403,
+    EMAIL_UNVERIFIED: 403,
     REMOVED_FROM_TABLE: 403,
     NOT_FOUND: 404,
     CONFLICT: 409,
