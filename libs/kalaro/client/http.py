@@ -140,6 +140,18 @@ class KalaroClient:
         self.tokens = await self.call("POST", "/api/auth/sign-in", a.TokenPair, body)
         return self.tokens
 
+    async def verify_email(self, token: str) -> a.EmailVerified:
+        """Confirm an email address with the token of its mailed link (once per link;
+        :meth:`refresh` afterwards for a token that says so)."""
+        return await self.call("POST", "/api/auth/verify", a.EmailVerified, {"token": token})
+
+    async def reset_password(self, token: str, password: str) -> a.TokenPair:
+        """Choose a new password with a mailed reset link's token; signs in."""
+        body = {"token": token, "password": password}
+        path = "/api/auth/password-reset/confirm"
+        self.tokens = await self.call("POST", path, a.TokenPair, body)
+        return self.tokens
+
     async def google_sign_in(self, id_token: str) -> a.TokenPair:
         self.tokens = await self.call(
             "POST", "/api/auth/google", a.TokenPair, {"id_token": id_token}

@@ -43,6 +43,10 @@ def test_the_mailed_link_opens_a_page_whose_button_confirms(
     page.click("#auth-submit")
     page.wait_for_selector("#lobby-title")
     assert page.evaluate(SESSION_USER)["email_verified"] is False
+    # The lobby says what waits for the confirmation, and can send the link again.
+    expect(page.locator("#verify-banner")).to_contain_text("welcome grant of 1,000")
+    fits_the_phone(page)
+    shot(page, screenshots, "30-lobby-unverified-phone")
 
     # A mail scanner fetches the link, and the link in its old form, before she clicks.
     token = stack.mailed_token(email)
@@ -70,6 +74,7 @@ def test_the_mailed_link_opens_a_page_whose_button_confirms(
     assert page.evaluate(SESSION_USER)["email_verified"] is True
     page.click("#verify-next")
     page.wait_for_selector("#lobby-title")
+    expect(page.locator("#verify-banner")).to_have_count(0)
 
     # Following the link again, signed out in another browser, changes nothing and
     # says what to do next.
@@ -93,3 +98,49 @@ def test_a_broken_link_says_so_and_offers_sign_in(new_page: Any, screenshots: Pa
     shot(page, screenshots, "30-verify-invalid-phone")
     page.goto("/#/verify")
     expect(page.locator("#verify-title")).to_have_text("This link is not valid")
+
+
+def test_a_forgotten_password_is_reset_from_the_mailed_link(
+    new_page: Any, stack: Stack, unique: str, screenshots: Path
+) -> None:
+    email = f"rena-{unique}@example.com"
+    with httpx.Client(base_url=stack.base_url) as http:
+        body = {"email": email, "password": PASSWORD, "display_name": "Rena"}
+        assert http.post("/api/auth/sign-up", json=body).status_code == 202
+    page = new_page(PHONE)
+    page.goto("/#/sign-in")
+    page.click("#forgot-password")
+    expect(page.locator("#reset-title")).to_have_text("Forgot your password?")
+    page.fill("#reset-email", email)
+    page.keyboard.press("Enter")
+    expect(page.locator("#reset-status")).to_contain_text(f"If an account uses {email}")
+    fits_the_phone(page)
+    shot(page, screenshots, "31-reset-asked-phone")
+
+    token = ""
+    for msg in stack.mails_to(email):
+        if msg["Subject"] == "Reset your KaLaro password":
+            token = msg.get_content().split("/#/reset?token=")[1].split()[0]
+    assert token
+    page.goto(f"/#/reset?token={token}")
+    expect(page.locator("#reset-title")).to_have_text("Choose a new password")
+    page.fill("#reset-password", "short")
+    page.click("#reset-save")
+    expect(page.locator("#reset-error")).to_contain_text("password too weak")
+    expect(page.locator("#reset-password")).to_be_focused()
+    shot(page, screenshots, "31-reset-weak-phone")
+    page.fill("#reset-password", "a new passphrase 2 remember")
+    page.keyboard.press("Enter")
+    expect(page.locator("#reset-title")).to_have_text("Your password is changed")
+    fits_the_phone(page)
+    page.click("#reset-next")
+    page.wait_for_selector("#lobby-title")
+    # The mail proved the address: the account is verified, and the link is spent.
+    assert page.evaluate(SESSION_USER)["email_verified"] is True
+    again = new_page(PHONE)
+    again.goto(f"/#/reset?token={token}")
+    again.fill("#reset-password", "another passphrase 3 here")
+    again.click("#reset-save")
+    expect(again.locator("#reset-title")).to_have_text("This link was already used")
+    expect(again.locator("#reset-again")).to_be_visible()
+    shot(again, screenshots, "31-reset-used-phone")
