@@ -74,6 +74,39 @@ class GoogleSigner:
 _running: list[Stack] = []
 
 
+def mails_to(var_dir: Path, email: str) -> list[EmailMessage]:
+    """The mails the auth service wrote for ``email`` (no SMTP server in tests:
+    ``<var_dir>/mail/*.eml``), oldest first."""
+    found = []
+    needle = email.encode()
+    for path in sorted((var_dir / "mail").glob("*.eml")):
+        raw = path.read_bytes()
+        if needle not in raw:
+            continue
+        msg = cast(EmailMessage, message_from_bytes(raw, policy=default))
+        if msg["To"] == email:
+            found.append(msg)
+    return found
+
+
+def mailed_token(var_dir: Path, email: str, page: str = "verify") -> str:
+    """The token of the newest ``#/<page>?token=`` link mailed to ``email``."""
+    for msg in reversed(mails_to(var_dir, email)):
+        match = re.search(rf"/#/{page}\?token=([A-Za-z0-9_-]+)", msg.get_content())
+        if match:
+            return match.group(1)
+    raise AssertionError(f"no {page} link was mailed to {email}")
+
+
+def verify_email(var_dir: Path, base_url: str, email: str) -> None:
+    """Follow the newest verification link mailed to ``email``, as its page's button
+    does (the welcome grant follows through JetStream)."""
+    token = mailed_token(var_dir, email)
+    with httpx.Client(base_url=base_url, timeout=15) as client:
+        r = client.post("/api/auth/verify", json={"token": token})
+    assert r.status_code == 200, r.text
+
+
 def running() -> Stack:
     """The session's stack, for helpers handed only a page or an HTTP client (they read
     its mail folder to verify the accounts they sign up)."""
@@ -153,34 +186,13 @@ class Stack:
         return (self.root / f"{name}.log").read_text(errors="replace")
 
     def mails_to(self, email: str) -> list[EmailMessage]:
-        """The mails the auth service wrote for ``email`` (no SMTP server here:
-        ``var/mail/*.eml``), oldest first."""
-        found = []
-        needle = email.encode()
-        for path in sorted((self.root / "mail").glob("*.eml")):
-            raw = path.read_bytes()
-            if needle not in raw:
-                continue
-            msg = cast(EmailMessage, message_from_bytes(raw, policy=default))
-            if msg["To"] == email:
-                found.append(msg)
-        return found
+        return mails_to(self.root, email)
 
     def mailed_token(self, email: str, page: str = "verify") -> str:
-        """The token of the newest ``#/<page>?token=`` link mailed to ``email``."""
-        for msg in reversed(self.mails_to(email)):
-            match = re.search(rf"/#/{page}\?token=([A-Za-z0-9_-]+)", msg.get_content())
-            if match:
-                return match.group(1)
-        raise AssertionError(f"no {page} link was mailed to {email}")
+        return mailed_token(self.root, email, page)
 
     def verify_email(self, email: str) -> None:
-        """Follow the newest verification link mailed to ``email``, as its page's button
-        does (the welcome grant follows through JetStream)."""
-        token = self.mailed_token(email)
-        with httpx.Client(base_url=self.base_url, timeout=15) as client:
-            r = client.post("/api/auth/verify", json={"token": token})
-        assert r.status_code == 200, r.text
+        verify_email(self.root, self.base_url, email)
 
     def wait_ready(self, timeout: float = 60) -> None:
         wait_for_port(self.http_port, timeout=timeout)

@@ -335,6 +335,8 @@ def test_google_takes_over_an_unverified_account_and_links_a_verified_one(
     assert stale.status_code == 401, stale.text
     refresh = squatter.json()["refresh_token"]
     assert http.post("/api/auth/refresh", json={"refresh_token": refresh}).status_code == 401
+    # Google verified the address: the owner gets the welcome grant the squatter never had.
+    assert wait_for_balance(http, owner.json()["access_token"], 1000)["balance"] == 1000
 
     # A verified password account is linked, and its password keeps working.
     tokens = sign_up(http, unique, "Vida")  # verified

@@ -129,7 +129,8 @@ class KalaroClient:
 
         Sign-up answers the same whether or not the email is known (a verification link
         is mailed); if the address already had an account, the sign-in fails as a wrong
-        password would.
+        password would. Until the mailed link is followed (:meth:`verify_email`, then
+        :meth:`refresh`) the account has no welcome grant and sits at free tables only.
         """
         body = {"email": email, "password": password, "display_name": display_name}
         await self.call("POST", "/api/auth/sign-up", a.SignUpAccepted, body)
