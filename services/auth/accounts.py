@@ -144,9 +144,6 @@ async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
         log.info("sign-up for a known email")
         await mail(deps, email, letters.already_registered_letter(letters.link_base(deps.settings)))
         return SignUpAccepted()
-    async with deps.engine.connect() as conn:
-        account = await store.account_by_id(conn, user_id)
-    assert account is not None  # committed above
     log.info("signed up %s (unverified)", user_id)
     hours = deps.settings.verify_token_hours
     await mail(deps, email, letters.verify_letter(name, link, hours), link)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,36 @@ def test_a_forgotten_password_is_reset_from_the_mailed_link(
     expect(again.locator("#reset-title")).to_have_text("This link was already used")
     expect(again.locator("#reset-again")).to_be_visible()
     shot(again, screenshots, "31-reset-used-phone")
+
+
+def test_an_expired_link_is_traded_for_a_new_one_on_its_page(
+    new_page: Any, stack: Stack, unique: str, screenshots: Path
+) -> None:
+    email = f"ester-{unique}@example.com"
+    with httpx.Client(base_url=stack.base_url) as http:
+        body = {"email": email, "password": PASSWORD, "display_name": "Ester"}
+        assert http.post("/api/auth/sign-up", json=body).status_code == 202
+    old = stack.mailed_token(email)
+    # A day passes: the link's expiry is moved into the past in the stack's database.
+    with sqlite3.connect(stack.root / "kalaro.db") as db:
+        db.execute(
+            "UPDATE auth_email_tokens SET expires_at = 0 WHERE user_id ="
+            " (SELECT id FROM auth_users WHERE email = ?)",
+            (email,),
+        )
+    page = new_page(PHONE)
+    page.goto(f"/#/verify?token={old}")
+    page.click("#verify-confirm")
+    expect(page.locator("#verify-title")).to_have_text("This link has expired")
+    fits_the_phone(page)
+    shot(page, screenshots, "30-verify-expired-phone")
+    page.focus("#verify-resend")
+    page.keyboard.press("Enter")
+    expect(page.locator("#verify-status")).to_contain_text("We sent a new link")
+    new = stack.mailed_token(email)
+    assert new != old
+    page.goto(f"/#/verify?token={new}")
+    page.click("#verify-confirm")
+    expect(page.locator("#verify-title")).to_have_text("Your email is confirmed")
+    expect(page.locator("#verify-sign-in")).to_be_visible()  # not signed in in this tab
+    assert email_verified(stack, email)
