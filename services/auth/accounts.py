@@ -45,7 +45,13 @@ from services.auth.hosting import (
     request_host,
     search_users,
 )
-from services.auth.links import mail, new_verify_link, resend_verification, verify_email
+from services.auth.links import (
+    mail,
+    new_verify_link,
+    pay_welcome,
+    resend_verification,
+    verify_email,
+)
 from services.auth.provision import AdminAccount, create_bot, ensure_admin
 from services.auth.records import Account
 from services.auth.resets import request_password_reset, reset_password
@@ -236,6 +242,8 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
                             log.info("signed up %s with Google", user_id)
                     account = await store.account_by_id(conn, user_id)
                     assert account is not None  # written in this transaction
+                    if taken_over_now:
+                        await pay_welcome(deps, account)  # Google verified the email
                 pair = await issue_pair(conn, deps, account)
         except IntegrityError as exc:
             # A concurrent first sign-in with the same identity won: go again, which
@@ -243,8 +251,9 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
             if attempt == 0:
                 continue
             raise ServiceError(codes.CONFLICT, "could not link this Google account") from exc
-        if created or taken_over_now:
-            await announce(deps.on_registered, account)  # Google verified it: the grant
+        if created:
+            # After the commit: an account that might not exist gets no grant.
+            await announce(deps.on_registered, account)
         for family_id in taken_over:
             try:
                 await revoke_access(deps, family_id, account.user_id)
