@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
+from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
-from kalaro.proto.auth import EmailVerified, LinkResent, ResendVerification, VerifyEmail
+from kalaro.proto.auth import (
+    EmailVerified,
+    LinkResent,
+    ResendVerification,
+    UserRegistered,
+    VerifyEmail,
+)
+from services.auth import links
 from services.auth.links import RESEND_SECONDS
 from tests.integration.auth.harness import AuthHarness
 
@@ -64,3 +76,29 @@ async def test_a_resend_names_exactly_one_link_or_account(auth: AuthHarness) -> 
     both = {"token": "x" * 40, "user_id": "u"}
     assert await _refused_resend(auth, **both) == codes.BAD_REQUEST
     assert await _refused_resend(auth, user_id="nobody") == codes.NOT_FOUND
+
+
+async def test_a_grant_that_cannot_be_announced_leaves_the_link_to_press_again(
+    auth: AuthHarness,
+) -> None:
+    """The welcome grant's event is published inside the verifying transaction: when
+    JetStream refuses it, nothing is verified and the same link works again."""
+    email = auth.email()
+    pair = await auth.sign_up(email)
+    token = auth.link(email)
+    published: list[UserRegistered] = []
+
+    async def down(event: UserRegistered) -> None:
+        raise ConnectionError("JetStream is down")
+
+    async def up(event: UserRegistered) -> None:
+        published.append(event)
+
+    with pytest.raises(ServiceError) as err:
+        await links.verify_email(replace(auth.deps, on_registered=down), VerifyEmail(token=token))
+    assert err.value.code == codes.UNAVAILABLE
+    assert not await auth.column("auth_users", "email_verified", pair.user.user_id)
+    done = await links.verify_email(replace(auth.deps, on_registered=up), VerifyEmail(token=token))
+    assert done.user_id == pair.user.user_id
+    assert [e.user_id for e in published] == [pair.user.user_id]
+    assert await auth.column("auth_users", "email_verified", pair.user.user_id)
