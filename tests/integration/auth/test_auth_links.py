@@ -1,4 +1,5 @@
-"""New verification links: for the holder of an expired one, and for a signed-in account."""
+"""New verification links (for the holder of an expired one, or a signed-in account),
+and the welcome grant's event when JetStream refuses it."""
 
 from __future__ import annotations
 
