@@ -32,11 +32,15 @@ import gc
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
 from pathlib import Path
 
 import nats
@@ -510,6 +514,18 @@ def bench_stack() -> tuple[Path, Stack]:
     return var, Stack(var)
 
 
+def mailed_verify_token(var: Path, email: str) -> str:
+    """The token of the newest verification link written to ``var/mail`` for ``email``."""
+    for path in sorted((var / "mail").glob("*.eml"), reverse=True):
+        letter = message_from_bytes(path.read_bytes(), policy=default)
+        if letter["To"] != email or not isinstance(letter, EmailMessage):
+            continue
+        match = re.search(r"/#/verify\?token=([A-Za-z0-9_-]+)", letter.get_content())
+        if match:
+            return match.group(1)
+    raise RuntimeError(f"no verification link was mailed to {email}")
+
+
 async def admin_and_players(stack: Stack) -> tuple[KalaroClient, list[KalaroClient]]:
     """The first admin, signed in once the gateway answers, and three new players."""
     base = f"http://127.0.0.1:{stack.http_port}"
@@ -523,7 +539,11 @@ async def admin_and_players(stack: Stack) -> tuple[KalaroClient, list[KalaroClie
     players = []
     for i in range(3):
         player = KalaroClient(base)
-        await player.sign_up(f"bench{i}@kalaro.local", PLAYER_PASSWORD, f"Bench {i}")
+        email = f"bench{i}@example.com"
+        await player.sign_up(email, PLAYER_PASSWORD, f"Bench {i}")
+        # Bet tables need a verified email: follow the link the stack wrote to var/mail.
+        await player.verify_email(mailed_verify_token(stack.var, email))
+        await player.refresh()
         players.append(player)
     return host, players
 

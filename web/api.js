@@ -133,6 +133,11 @@ export async function call(method, path, body) {
       return raw(method, path, body, session.access);
     }
     if (err.status === 401) save(null);
+    // Confirmed since this token was issued (in another tab): a new token says so.
+    if (err.code === "email_unverified" && !session?.user?.email_verified) {
+      await refresh();
+      if (session?.user?.email_verified) return raw(method, path, body, session.access);
+    }
     throw err;
   }
 }
@@ -157,6 +162,14 @@ export const signIn = (email, password, code) =>
   raw("POST", "/api/auth/sign-in", code ? { email, password, code } : { email, password }).then(storePair);
 export const googleSignIn = (id_token) =>
   raw("POST", "/api/auth/google", { id_token }).then(storePair);
+
+// Mailed links: their pages POST the token (opening a link changes nothing).
+export const verifyEmail = (token) => raw("POST", "/api/auth/verify", { token });
+export const resendVerification = (token) => raw("POST", "/api/auth/verify/resend", { token });
+export const myVerificationLink = () => call("POST", "/api/me/verification-link");
+export const requestPasswordReset = (email) => raw("POST", "/api/auth/password-reset", { email });
+export const resetPassword = (token, password) =>
+  raw("POST", "/api/auth/password-reset/confirm", { token, password }).then(storePair);
 
 export async function signOut() {
   const token = session?.refresh;

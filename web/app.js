@@ -2,7 +2,8 @@
 //
 // Routes: #/sign-in, #/ (tables), #/tables/<id>, #/join/<id>?code=… (an invite link:
 // remembers the code, then opens the table), #/wallet, #/hands, #/hands/<game>/<hand>,
-// #/admin, #/how-to-play.
+// #/admin, #/how-to-play, and the pages mailed links open: #/verify?token=…,
+// #/reset (ask for a link) and #/reset?token=… (choose a new password).
 // Hash routing means the gateway's static file server needs no rewrite rules.
 
 import * as api from "./api.js";
@@ -18,6 +19,11 @@ import { parseJoin } from "./views/hosting.js";
 import { watchTableNotices } from "./views/table-notices.js";
 import * as hands from "./views/history.js";
 import * as replay from "./views/replay.js";
+import * as verifyEmail from "./views/verify-email.js";
+import * as resetPassword from "./views/reset-password.js";
+
+// Open without signing in: mailed links are followed from any browser.
+const PUBLIC_VIEWS = new Set([signIn, howTo, verifyEmail, resetPassword]);
 
 const BALANCE_POLL_MS = 15000;
 
@@ -109,6 +115,10 @@ function parse(hash) {
     history.replaceState(null, "", `#/tables/${encodeURIComponent(join.tableId)}`);
     return { view: table, name: "tables", params: { tableId: join.tableId } };
   }
+  const [page, query = ""] = path.replace(/^\//, "").split("?");
+  const token = new URLSearchParams(query).get("token") || "";
+  if (page === "verify") return { view: verifyEmail, name: "verify", params: { token } };
+  if (page === "reset") return { view: resetPassword, name: "reset", params: { token } };
   const parts = path.split("/").filter(Boolean);
   if (parts[0] === "sign-in") return { view: signIn, name: "sign-in" };
   if (parts[0] === "tables" && parts[1]) return { view: table, name: "tables", params: { tableId: decodeURIComponent(parts[1]) } };
@@ -123,7 +133,7 @@ function parse(hash) {
 async function route() {
   let target = parse(location.hash);
   const signedIn = Boolean(api.currentSession());
-  if (!signedIn && target.view !== signIn && target.view !== howTo) {
+  if (!signedIn && !PUBLIC_VIEWS.has(target.view)) {
     sessionStorage.setItem("kalaro.after-sign-in", location.hash || "#/");
     target = { view: signIn, name: "sign-in" };
     if (location.hash !== "#/sign-in") history.replaceState(null, "", "#/sign-in");

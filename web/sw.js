@@ -10,7 +10,7 @@ const OFFLINE = "offline.html";
 const SHELL = [
   "./", "index.html", "offline.html", "manifest.webmanifest",
   "icons/icon-192.png", "icons/icon-512.png", "icons/maskable-512.png",
-  "api.js", "app.js", "cards.js", "dom.js", "format.js", "history.css", "hosting.css",
+  "accounts.css", "api.js", "app.js", "cards.js", "dom.js", "format.js", "history.css", "hosting.css",
   "pwa.js", "record.js", "rules.css", "socket.js", "styles.css", "tiles.js", "verify.js",
   "views/admin.js", "views/clock.js", "views/dashboard.js", "views/dialogs.js",
   "views/extras.js", "views/history.js", "views/hosting.js", "views/house-rules.js",
@@ -18,7 +18,8 @@ const SHELL = [
   "views/rules-data.js", "views/rules-payouts.js", "views/sign-in.js", "views/table-dom.js",
   "views/table-log.js", "views/table-mahjong.js", "views/table-notices.js",
   "views/table-sets.js", "views/table-sound.js", "views/table-store.js",
-  "views/table-tongits.js", "views/table.js", "views/wallet.js",
+  "views/table-tongits.js", "views/table.js", "views/verify-banner.js",
+  "views/verify-email.js", "views/reset-password.js", "views/wallet.js",
 ];
 
 self.addEventListener("install", (event) => {

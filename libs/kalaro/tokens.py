@@ -70,6 +70,10 @@ class AccessClaims(msgspec.Struct, frozen=True):
     name: str
     exp: int
     session: str = ""  # the ``sid`` claim; "" in tokens from before it existed
+    # The ``ev`` claim: the bearer's email was verified when the token was issued (an
+    # unverified account sits at no table with a bet). Tokens from before the claim
+    # existed count as verified: they expire within minutes of the upgrade.
+    email_verified: bool = True
 
 
 REVOKED_PREFIX = "kalaro:auth:revoked:"
@@ -187,9 +191,11 @@ def issue_access_token(
     ttl_seconds: int,
     now: float | None = None,
     session: str = "",
+    email_verified: bool = True,
 ) -> str:
     """A signed access JWT for ``user_id``, valid for ``ttl_seconds`` from ``now``;
-    ``session`` (the ``sid`` claim) is what signing out revokes."""
+    ``session`` (the ``sid`` claim) is what signing out revokes; ``email_verified`` is
+    the ``ev`` claim."""
     issued = int(time.time() if now is None else now)
     claims: dict[str, Any] = {
         "iss": issuer,
@@ -202,6 +208,7 @@ def issue_access_token(
         "typ": ACCESS_TYPE,
         "roles": list(roles),
         "name": name,
+        "ev": email_verified,
     }
     if session:
         claims["sid"] = session
@@ -315,6 +322,14 @@ def verify_access_token(
     session = claims.get("sid", "")
     if not isinstance(session, str):
         raise invalid("token session is malformed")
+    email_verified = claims.get("ev", True)
+    if not isinstance(email_verified, bool):
+        raise invalid("token email_verified is malformed")
     return AccessClaims(
-        user_id=sub, roles=tuple(roles), name=name, exp=int(claims["exp"]), session=session
+        user_id=sub,
+        roles=tuple(roles),
+        name=name,
+        exp=int(claims["exp"]),
+        session=session,
+        email_verified=email_verified,
     )

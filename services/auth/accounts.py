@@ -7,8 +7,10 @@ call them over the bus against real Redis and SQL. Failures are
 Each function is a thin shell: it checks the request with the pure rules of
 :mod:`services.auth.rules`, reads and writes through :mod:`services.auth.store` inside
 the transaction it opens, and hashes, mails and announces around that. This module has
-signing up, verifying an email, signing in with Google and profiles;
+signing up, signing in with Google and profiles;
 the rest lives beside it and is re-exported here, the one name callers import:
+:mod:`~services.auth.links` (verifying an email, new links),
+:mod:`~services.auth.resets` (password reset by email),
 :mod:`~services.auth.sessions` (token pairs, refresh, sign-out),
 :mod:`~services.auth.signin` (password sign-in behind the throttle),
 :mod:`~services.auth.hosting` (host requests, user search) and
@@ -18,16 +20,13 @@ the rest lives beside it and is re-exported here, the one name callers import:
 from __future__ import annotations
 
 import logging
-import secrets
 import uuid
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import (
-    EmailVerified,
     GetProfile,
     GoogleSignIn,
     PublicKeys,
@@ -35,10 +34,10 @@ from kalaro.proto.auth import (
     SignUpAccepted,
     TokenPair,
     UserProfile,
-    VerifyEmail,
 )
 from kalaro.tokens import ALLOWED_ALGORITHMS, TokenError
 from services.auth import letters, rules, store
+from services.auth.addresses import normalize_email, person_email
 from services.auth.deps import AuthDeps, Publisher, Revoker, announce, revoke_access
 from services.auth.hosting import (
     decide_host_request,
@@ -46,9 +45,16 @@ from services.auth.hosting import (
     request_host,
     search_users,
 )
-from services.auth.letters import Letter
+from services.auth.links import (
+    mail,
+    new_verify_link,
+    pay_welcome,
+    resend_verification,
+    verify_email,
+)
 from services.auth.provision import AdminAccount, create_bot, ensure_admin
 from services.auth.records import Account
+from services.auth.resets import request_password_reset, reset_password
 from services.auth.rules import (
     ADMIN_ROLES,
     BOT_ROLES,
@@ -63,7 +69,6 @@ from services.auth.rules import (
     ROLE_ORDER,
     clean_display_name,
     is_bot_email,
-    normalize_email,
 )
 from services.auth.sessions import issue_pair, refresh, sign_out
 from services.auth.signin import sign_in
@@ -96,6 +101,9 @@ __all__ = [
     "public_keys",
     "refresh",
     "request_host",
+    "request_password_reset",
+    "resend_verification",
+    "reset_password",
     "search_users",
     "sign_in",
     "sign_out",
@@ -106,21 +114,7 @@ __all__ = [
 log = logging.getLogger("services.auth")
 
 
-# --- sign up, verify ------------------------------------------------------------------
-
-
-async def _new_verify_link(conn: AsyncConnection, deps: AuthDeps, user_id: str) -> str:
-    """A single-use verification link for ``user_id`` (its token stored hashed)."""
-    token = secrets.token_urlsafe(32)
-    now_ms = deps.now_ms()
-    expires_at = rules.link_expiry(now_ms, deps.settings.verify_token_hours)
-    await store.insert_email_token(conn, rules.hash_token(token), user_id, now_ms, expires_at)
-    return letters.verify_link(letters.link_base(deps.settings), token)
-
-
-async def _mail(deps: AuthDeps, to: str, letter: Letter, link: str = "") -> None:
-    if deps.mailer is not None:
-        await deps.mailer.send(to, letter.subject, letter.body, link=link)
+# --- sign up --------------------------------------------------------------------------
 
 
 async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
@@ -150,42 +144,18 @@ async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
                     email_verified=False,
                 )
                 await store.insert_account(conn, new)
-                link = await _new_verify_link(conn, deps, user_id)
+                link = await new_verify_link(conn, deps, user_id)
     except IntegrityError:
         link = ""  # a concurrent sign-up took the address first: it is known now
     if not link:
         log.info("sign-up for a known email")
-        await _mail(
-            deps, email, letters.already_registered_letter(letters.link_base(deps.settings))
-        )
+        await mail(deps, email, letters.already_registered_letter(letters.link_base(deps.settings)))
         return SignUpAccepted()
-    async with deps.engine.connect() as conn:
-        account = await store.account_by_id(conn, user_id)
-    assert account is not None  # committed above
     log.info("signed up %s (unverified)", user_id)
     hours = deps.settings.verify_token_hours
-    await _mail(deps, email, letters.verify_letter(name, link, hours), link)
-    await announce(deps.on_registered, account)
+    await mail(deps, email, letters.verify_letter(name, link, hours), link)
+    # No UserRegistered yet: the welcome grant is paid when the email is verified.
     return SignUpAccepted()
-
-
-async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
-    """Follow a verification link: mark its account verified; each link works once."""
-    if not rules.plausible_token(req.token):
-        raise rules.link_refusal("unknown")
-    now_ms = deps.now_ms()
-    async with deps.engine.begin() as conn:
-        token = await store.email_token(conn, rules.hash_token(req.token))
-        verdict = rules.judge_link(token, now_ms)
-        if token is None or verdict != "usable":
-            raise rules.link_refusal(verdict)
-        if not await store.use_email_token(conn, token.token_hash, now_ms):
-            raise rules.link_refusal("used")
-        await store.update_account(conn, token.user_id, email_verified=True)
-        account = await store.account_by_id(conn, token.user_id)
-    assert account is not None  # a link's user is a foreign key
-    log.info("verified the email of %s", account.user_id)
-    return EmailVerified(user_id=account.user_id, email=account.email)
 
 
 # --- sign in --------------------------------------------------------------------------
@@ -205,10 +175,10 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
         identity = deps.google.verify(req.id_token, now=deps.clock())
     except TokenError as exc:
         raise ServiceError(exc.code, exc.message) from exc
-    email = normalize_email(identity.email)
+    email = person_email(identity.email)
     name = rules.google_display_name(identity.name, email)
     for attempt in range(2):
-        created = False
+        created = taken_over_now = False
         taken_over: list[str] = []
         try:
             async with deps.engine.begin() as conn:
@@ -227,6 +197,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
                             taken_over = await store.take_over(
                                 conn, user_id, identity.sub, name, deps.now_ms()
                             )
+                            taken_over_now = True
                             log.warning(
                                 "Google-verified owner took over unverified account %s", user_id
                             )
@@ -247,6 +218,8 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
                             log.info("signed up %s with Google", user_id)
                     account = await store.account_by_id(conn, user_id)
                     assert account is not None  # written in this transaction
+                    if taken_over_now:
+                        await pay_welcome(deps, account)  # Google verified the email
                 pair = await issue_pair(conn, deps, account)
         except IntegrityError as exc:
             # A concurrent first sign-in with the same identity won: go again, which
@@ -255,6 +228,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
                 continue
             raise ServiceError(codes.CONFLICT, "could not link this Google account") from exc
         if created:
+            # After the commit: an account that might not exist gets no grant.
             await announce(deps.on_registered, account)
         for family_id in taken_over:
             try:

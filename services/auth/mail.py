@@ -13,6 +13,7 @@ import logging
 import smtplib
 import time
 import uuid
+from email.headerregistry import Address
 from email.message import EmailMessage
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -20,6 +21,15 @@ from urllib.parse import unquote, urlsplit
 from kalaro.settings import Settings
 
 log = logging.getLogger("services.auth.mail")
+
+
+def recipient(to: str) -> Address:
+    """``to`` as one header address, or ``ValueError``: the header must name exactly the
+    mailbox we validated (a comment, a second address or a line break would not)."""
+    address = Address(addr_spec=to)
+    if address.addr_spec != to:
+        raise ValueError("not exactly one plain address")
+    return address
 
 
 class Mailer:
@@ -31,15 +41,15 @@ class Mailer:
     def message(self, to: str, subject: str, body: str) -> EmailMessage:
         msg = EmailMessage()
         msg["From"] = self.mail_from
-        msg["To"] = to
+        msg["To"] = recipient(to)
         msg["Subject"] = subject
         msg["Message-ID"] = f"<{uuid.uuid4().hex}@kalaro>"
         msg.set_content(body)
         return msg
 
     async def send(self, to: str, subject: str, body: str, *, link: str = "") -> None:
-        msg = self.message(to, subject, body)
         try:
+            msg = self.message(to, subject, body)
             if self.smtp_url:
                 await asyncio.to_thread(self._smtp, msg)
             else:

@@ -12,7 +12,6 @@ instead of raising.
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from kalaro.proto.auth import (
     UserProfile,
     UserRegistered,
 )
+from services.auth.addresses import normalize_email, person_email
 from services.auth.passwords import policy_problem
 from services.auth.records import Account, EmailToken, HostRequestRecord, RefreshToken
 
@@ -49,7 +49,6 @@ MAX_SEARCH_OFFSET = 10_000
 # A password this long is not a password; refuse before spending a hash on it.
 MAX_SIGN_IN_PASSWORD = 1024
 
-_EMAIL = re.compile(r"^[^@\s]{1,64}@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$")
 # Same words whether the email is unknown, has no password, or the password is wrong.
 BAD_CREDENTIALS = "email or password is incorrect"
 
@@ -59,14 +58,6 @@ def _bad_request(message: str) -> ServiceError:
 
 
 # --- emails, names, passwords ----------------------------------------------------------
-
-
-def normalize_email(raw: str) -> str:
-    """The canonical (trimmed, lower-cased) form of an email, or ``bad_request``."""
-    email = raw.strip().lower()
-    if len(email) > 254 or not email.isprintable() or not _EMAIL.match(email):
-        raise _bad_request("enter a valid email address, like name@example.com")
-    return email
 
 
 def clean_display_name(raw: str) -> str:
@@ -94,9 +85,9 @@ class NewAccount(NamedTuple):
 
 def sign_up_fields(email: str, display_name: str, password: str) -> NewAccount:
     """Check a sign-up: a person's address (not the bots'), a name, a strong password."""
-    email = normalize_email(email)
-    if is_bot_email(email):
+    if is_bot_email(normalize_email(email)):
         raise _bad_request("that email domain is reserved; use your own email address")
+    email = person_email(email)
     name = clean_display_name(display_name)
     problem = policy_problem(password, email)
     if problem is not None:
@@ -293,10 +284,10 @@ def judge_link(token: EmailToken | None, now_ms: int) -> LinkVerdict:
 def link_refusal(verdict: LinkVerdict) -> ServiceError:
     match verdict:
         case "used":
-            return ServiceError(codes.INVALID_TOKEN, "this verification link was already used")
+            return ServiceError(codes.LINK_USED, "this verification link was already used")
         case "expired":
             return ServiceError(
-                codes.TOKEN_EXPIRED, "this verification link has expired; sign up again"
+                codes.TOKEN_EXPIRED, "this verification link has expired; ask for a new one"
             )
         case "unknown" | "usable":
             return ServiceError(codes.INVALID_TOKEN, "this verification link is not valid")

@@ -1,4 +1,4 @@
-"""The auth service's tables: users, refresh tokens, host requests, email links.
+"""The auth service's tables: users, refresh tokens, host requests, email and reset links.
 
 Tables are prefixed ``auth_`` because every SQL-owning service may share one database
 (``make run`` points them all at one SQLite file). The migrations are hand-written DDL
@@ -40,6 +40,17 @@ users = sa.Table(
 # Single-use email verification links, stored as the sha256 of the token.
 email_tokens = sa.Table(
     "auth_email_tokens",
+    metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("expires_at", sa.BigInteger, nullable=False),
+    sa.Column("used_at", sa.BigInteger),
+)
+
+# Single-use password reset links (30 minutes), stored as the sha256 of the token.
+password_resets = sa.Table(
+    "auth_password_resets",
     metadata,
     sa.Column("token_hash", sa.String(64), primary_key=True),
     sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
@@ -135,6 +146,20 @@ MIGRATIONS: tuple[Migration, ...] = (
                 used_at BIGINT
             )""",
             "CREATE INDEX ix_auth_email_tokens_user ON auth_email_tokens (user_id)",
+        ),
+    ),
+    Migration(
+        3,
+        "single-use password reset links",
+        (
+            """CREATE TABLE auth_password_resets (
+                token_hash VARCHAR(64) PRIMARY KEY,
+                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT
+            )""",
+            "CREATE INDEX ix_auth_password_resets_user ON auth_password_resets (user_id)",
         ),
     ),
 )

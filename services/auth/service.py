@@ -119,6 +119,14 @@ def build_service(deps: AuthDeps) -> Service:
     service = Service(SERVICE_NAME)
     service.add(endpoints.AUTH_SIGN_UP, lambda req: accounts.sign_up(deps, req))
     service.add(endpoints.AUTH_VERIFY_EMAIL, lambda req: accounts.verify_email(deps, req))
+    service.add(
+        endpoints.AUTH_RESEND_VERIFICATION, lambda req: accounts.resend_verification(deps, req)
+    )
+    service.add(
+        endpoints.AUTH_REQUEST_PASSWORD_RESET,
+        lambda req: accounts.request_password_reset(deps, req),
+    )
+    service.add(endpoints.AUTH_RESET_PASSWORD, lambda req: accounts.reset_password(deps, req))
     service.add(endpoints.AUTH_SIGN_IN, lambda req: accounts.sign_in(deps, req))
     service.add(endpoints.AUTH_GOOGLE_SIGN_IN, lambda req: accounts.google_sign_in(deps, req))
     service.add(endpoints.AUTH_REFRESH, lambda req: accounts.refresh(deps, req))

@@ -51,6 +51,7 @@ async def issue_pair(
         settings.access_token_seconds,
         now=deps.clock(),
         session=family_id,  # what signing out (or reuse) revokes
+        email_verified=account.email_verified,
     )
     return TokenPair(
         access_token=access,

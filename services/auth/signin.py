@@ -14,9 +14,9 @@ from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import SignedIn, SignIn
 from services.auth import devices, rules, store
+from services.auth.addresses import normalize_email
 from services.auth.deps import AuthDeps
 from services.auth.records import Account
-from services.auth.rules import normalize_email
 from services.auth.sessions import issue_pair
 from services.auth.throttle import Gate
 

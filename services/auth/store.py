@@ -183,6 +183,15 @@ async def email_token(conn: AsyncConnection, token_hash: str) -> EmailToken | No
     )
 
 
+async def newest_email_token_at(conn: AsyncConnection, user_id: str) -> int | None:
+    """When the newest link for ``user_id`` was made (None: never)."""
+    query = sa.select(sa.func.max(email_tokens.c.created_at)).where(
+        email_tokens.c.user_id == user_id
+    )
+    newest = (await conn.execute(query)).scalar()
+    return None if newest is None else int(newest)
+
+
 async def use_email_token(conn: AsyncConnection, token_hash: str, now_ms: int) -> bool:
     """Mark the link used if nobody has; False when someone did first."""
     marked = await conn.execute(

@@ -33,7 +33,14 @@ from kalaro.proto import subjects
 from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.proto.auth import SessionRevoked
 from kalaro.settings import Settings
-from services.gateway import limits, routes, routes_admin, routes_hands, routes_practice
+from services.gateway import (
+    limits,
+    routes,
+    routes_accounts,
+    routes_admin,
+    routes_hands,
+    routes_practice,
+)
 from services.gateway.apidoc import document_errors, document_limits
 from services.gateway.hub import Hub
 from services.gateway.local_moves import LocalMoves
@@ -279,6 +286,8 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
     handlers: list[object] = [
         routes.AuthController,
         routes.MeController,
+        routes_accounts.AccountLinksController,
+        routes_accounts.MyLinksController,
         routes.WalletController,
         routes.AdminController,
         routes.TablesController,

@@ -101,15 +101,6 @@ class AuthController(Controller):
         )
         return await forward(request, endpoints.AUTH_SIGN_UP, message)
 
-    @get("/verify", summary="Follow an email verification link (single use)")
-    async def verify(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        token: Annotated[str, Parameter(min_length=1, max_length=512)],
-    ) -> a.EmailVerified:
-        message = a.VerifyEmail(token=token)
-        return await forward(request, endpoints.AUTH_VERIFY_EMAIL, message)
-
     @post(
         "/sign-in",
         status_code=200,
@@ -344,7 +335,12 @@ TableId = Annotated[str, Parameter(min_length=1, max_length=64)]
 
 
 def caller(claims: AccessClaims) -> lb.Caller:
-    return lb.Caller(user_id=claims.user_id, display_name=claims.name, roles=tuple(claims.roles))
+    return lb.Caller(
+        user_id=claims.user_id,
+        display_name=claims.name,
+        roles=tuple(claims.roles),
+        email_verified=claims.email_verified,
+    )
 
 
 def _may_read_record(claims: AccessClaims, table: lb.TableInfo, record: HandRecord) -> bool:

@@ -101,7 +101,10 @@ class Session:
         self.hub = hub
         self.conn = conn
         self.caller = lb.Caller(
-            user_id=claims.user_id, display_name=claims.name, roles=tuple(claims.roles)
+            user_id=claims.user_id,
+            display_name=claims.name,
+            roles=tuple(claims.roles),
+            email_verified=claims.email_verified,
         )
         # Frames a second and burst (KALARO_WS_FRAME_RATE/_BURST); None: no limit.
         self.bucket = TokenBucket(rate, burst) if rate > 0 else None

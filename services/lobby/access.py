@@ -73,3 +73,14 @@ def may_chat(info: TableInfo, caller: Caller) -> None:
     if info.private and not member(info, caller):
         # Spectators who came with the invite code read the chat but do not post.
         raise ServiceError(codes.FORBIDDEN, "at a private table only its players and host may chat")
+
+
+def require_verified_for_bets(info: TableInfo, caller: Caller) -> None:
+    """An account whose email is not verified sits at no table with a bet (its welcome
+    grant is paid when it is verified); free tables are open to it."""
+    if info.bet > 0 and not caller.email_verified:
+        raise ServiceError(
+            codes.EMAIL_UNVERIFIED,
+            "confirm your email address to sit at a table with a bet: open the link we "
+            "mailed you, or ask for a new one in the lobby",
+        )

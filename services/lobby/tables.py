@@ -217,6 +217,7 @@ class Lobby:
         # wallet round trip; the same checks run again inside the compare-and-set.
         _, rec = await self._load(req.table_id)
         rules.sit_seat(rec, caller, req.seat, req.invite_code, now)
+        access.require_verified_for_bets(rec.info, caller)
         change = partial(
             rules.sit, caller=caller, seat=req.seat, invite_code=req.invite_code, now=now
         )

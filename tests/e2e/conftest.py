@@ -9,7 +9,7 @@ import pytest
 
 from kalaro.devstack import NatsServer, RedisServer
 from kalaro.launcher import SERVICES
-from tests.e2e.stack import Stack
+from tests.e2e.stack import Stack, _running
 
 
 @pytest.fixture(scope="session")
@@ -27,8 +27,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         for spec in SERVICES:
             running.start(spec)
         running.wait_ready()
+        _running.append(running)
         yield running
     finally:
+        if running in _running:
+            _running.remove(running)
         for name in list(running.processes):
             running.stop(name)
         redis.stop()

@@ -11,12 +11,17 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
 from pathlib import Path
+from typing import cast
 
 import httpx
 import jwt
@@ -64,6 +69,49 @@ class GoogleSigner:
         }
         claims.update(overrides)
         return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": self.kid})
+
+
+_running: list[Stack] = []
+
+
+def mails_to(var_dir: Path, email: str) -> list[EmailMessage]:
+    """The mails the auth service wrote for ``email`` (no SMTP server in tests:
+    ``<var_dir>/mail/*.eml``), oldest first."""
+    found = []
+    needle = email.encode()
+    for path in sorted((var_dir / "mail").glob("*.eml")):
+        raw = path.read_bytes()
+        if needle not in raw:
+            continue
+        msg = cast(EmailMessage, message_from_bytes(raw, policy=default))
+        if msg["To"] == email:
+            found.append(msg)
+    return found
+
+
+def mailed_token(var_dir: Path, email: str, page: str = "verify") -> str:
+    """The token of the newest ``#/<page>?token=`` link mailed to ``email``."""
+    for msg in reversed(mails_to(var_dir, email)):
+        match = re.search(rf"/#/{page}\?token=([A-Za-z0-9_-]+)", msg.get_content())
+        if match:
+            return match.group(1)
+    raise AssertionError(f"no {page} link was mailed to {email}")
+
+
+def verify_email(var_dir: Path, base_url: str, email: str) -> None:
+    """Follow the newest verification link mailed to ``email``, as its page's button
+    does (the welcome grant follows through JetStream)."""
+    token = mailed_token(var_dir, email)
+    with httpx.Client(base_url=base_url, timeout=15) as client:
+        r = client.post("/api/auth/verify", json={"token": token})
+    assert r.status_code == 200, r.text
+
+
+def running() -> Stack:
+    """The session's stack, for helpers handed only a page or an HTTP client (they read
+    its mail folder to verify the accounts they sign up)."""
+    assert _running, "the e2e stack fixture is not running"
+    return _running[-1]
 
 
 class Stack:
@@ -140,6 +188,15 @@ class Stack:
 
     def log(self, name: str) -> str:
         return (self.root / f"{name}.log").read_text(errors="replace")
+
+    def mails_to(self, email: str) -> list[EmailMessage]:
+        return mails_to(self.root, email)
+
+    def mailed_token(self, email: str, page: str = "verify") -> str:
+        return mailed_token(self.root, email, page)
+
+    def verify_email(self, email: str) -> None:
+        verify_email(self.root, self.base_url, email)
 
     def wait_ready(self, timeout: float = 60) -> None:
         wait_for_port(self.http_port, timeout=timeout)

@@ -20,7 +20,7 @@ from kalaro.client import ApiError, KalaroClient
 from kalaro.client.socket import FrameError, TableSocket
 from kalaro.client.transport import Transport
 from kalaro.proto import ws as w
-from tests.e2e.stack import ADMIN_EMAIL, ADMIN_PASSWORD, Stack
+from tests.e2e.stack import ADMIN_EMAIL, ADMIN_PASSWORD, Stack, verify_email
 
 PASSWORD = "correct horse battery staple"
 
@@ -32,8 +32,13 @@ def legal_of(view: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def signed_up(stack: Stack, name: str, unique: str) -> KalaroClient:
+    """A new player whose email is verified (the mailed link followed), so they sit at
+    bet tables, with their welcome grant."""
     client = KalaroClient(stack.base_url)
-    await client.sign_up(f"{name.lower()}-{unique}@example.com", PASSWORD, name)
+    email = f"{name.lower()}-{unique}@example.com"
+    await client.sign_up(email, PASSWORD, name)
+    await asyncio.to_thread(verify_email, stack.root, stack.base_url, email)
+    await client.refresh()  # a token that says the email is verified
     await wait_balance(client, 1000)  # the welcome grant arrives through JetStream
     return client
 

@@ -36,7 +36,9 @@ BOTS_READY_SECONDS = 30
 @pytest.fixture
 async def person(stack: Stack, unique: str) -> AsyncIterator[KalaroClient]:
     async with KalaroClient(stack.base_url) as client:
-        await client.sign_up(f"player-{unique}@example.com", PASSWORD, "Emay")
+        email = f"player-{unique}@example.com"
+        await client.sign_up(email, PASSWORD, "Emay")
+        await asyncio.to_thread(stack.verify_email, email)  # the welcome grant follows
         for _ in range(100):  # the welcome grant arrives through JetStream
             if (await client.balance()).balance >= 1000:
                 break

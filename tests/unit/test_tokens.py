@@ -243,3 +243,9 @@ def test_key_file_of_the_wrong_type_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match="Ed25519"):
         load_or_create_private_key(path)
+
+
+def test_the_email_verified_claim(key: Ed25519PrivateKey, jwks: list[dict[str, str]]) -> None:
+    assert _payload(_issue(key, email_verified=False))["ev"] is False
+    assert _verify(_issue(key, email_verified=False), jwks).email_verified is False
+    assert _verify(_issue(key), jwks).email_verified is True

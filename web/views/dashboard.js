@@ -8,6 +8,7 @@ import { clockFact } from "./clock.js";
 import { houseRulesForm } from "./house-rules.js";
 import * as mahjong from "./table-mahjong.js";
 import * as tongits from "./table-tongits.js";
+import { verifyBanner } from "./verify-banner.js";
 
 // Each game's rules disclosure (Ka Wu Xing's is drawn by the tile module too).
 const rulesPanel = (t, opts) => ({ tongits, mahjong, kawuxing: mahjong })[t.game]?.rulesPanel(t, opts) || null;
@@ -152,7 +153,9 @@ export function render(root, app) {
   );
   filters.style.flexWrap = "wrap";
 
-  const welcome = sessionStorage.getItem("kalaro.welcome") ? welcomeBanner(app) : null;
+  // Unconfirmed: no grant yet, no bet tables; the welcome waits for the confirmation.
+  const welcome = !api.currentUser()?.email_verified ? verifyBanner(app)
+    : sessionStorage.getItem("kalaro.welcome") ? welcomeBanner(app) : null;
   const hostingSlot = h("div.hosting-slot");
 
   mount(

@@ -131,6 +131,7 @@ export function render(root, app) {
       h("p.tagline", {}, "Tongits and Filipino Mahjong with friends — for fun credits."),
       h("div.tabs", { role: "tablist", "aria-label": "Sign in or create an account" }, tabIn, tabUp),
       form,
+      h("p.small", {}, h("a#forgot-password", { href: "#/reset" }, "Forgot your password?")),
       googleNote,
       google,
       grant,

@@ -129,7 +129,8 @@ class KalaroClient:
 
         Sign-up answers the same whether or not the email is known (a verification link
         is mailed); if the address already had an account, the sign-in fails as a wrong
-        password would.
+        password would. Until the mailed link is followed (:meth:`verify_email`, then
+        :meth:`refresh`) the account has no welcome grant and sits at free tables only.
         """
         body = {"email": email, "password": password, "display_name": display_name}
         await self.call("POST", "/api/auth/sign-up", a.SignUpAccepted, body)
@@ -143,6 +144,18 @@ class KalaroClient:
         if code is not None:
             body["code"] = code
         self.tokens = await self.call("POST", "/api/auth/sign-in", a.TokenPair, body)
+        return self.tokens
+
+    async def verify_email(self, token: str) -> a.EmailVerified:
+        """Confirm an email address with the token of its mailed link (once per link;
+        :meth:`refresh` afterwards for a token that says so)."""
+        return await self.call("POST", "/api/auth/verify", a.EmailVerified, {"token": token})
+
+    async def reset_password(self, token: str, password: str) -> a.TokenPair:
+        """Choose a new password with a mailed reset link's token; signs in."""
+        body = {"token": token, "password": password}
+        path = "/api/auth/password-reset/confirm"
+        self.tokens = await self.call("POST", path, a.TokenPair, body)
         return self.tokens
 
     async def google_sign_in(self, id_token: str) -> a.TokenPair:

@@ -45,6 +45,23 @@ class RefreshBody(_Strict, frozen=True, kw_only=True):
     refresh_token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
 
 
+class TokenBody(_Strict, frozen=True, kw_only=True):
+    """A mailed link's token, as its page sends it."""
+
+    token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+
+
+class PasswordResetBody(_Strict, frozen=True, kw_only=True):
+    email: Email
+
+
+class NewPasswordBody(_Strict, frozen=True, kw_only=True):
+    """A reset link's token and the password that replaces the old one."""
+
+    token: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+    password: Password
+
+
 class HostRequestBody(_Strict, frozen=True, kw_only=True):
     note: Note = ""
 

@@ -61,6 +61,41 @@ class EmailVerified(msgspec.Struct, frozen=True, kw_only=True):
     email_verified: bool = True
 
 
+class ResendVerification(msgspec.Struct, frozen=True, kw_only=True):
+    """Mail a new verification link: to the holder of an expired one (``token``, which is
+    spent by this), or to a signed-in account (``user_id``, set by the gateway from the
+    access token). Exactly one of the two."""
+
+    token: str = ""
+    user_id: str = ""
+
+
+class LinkResent(msgspec.Struct, frozen=True, kw_only=True):
+    """``sent``: a new link is on its way to the account's address; ``already_verified``:
+    nothing to do, sign in."""
+
+    status: Literal["sent", "already_verified"]
+
+
+class RequestPasswordReset(msgspec.Struct, frozen=True, kw_only=True):
+    """Mail a password reset link to this address if an account has it. The answer is
+    the same either way (it reveals nothing)."""
+
+    email: str
+
+
+class PasswordResetRequested(msgspec.Struct, frozen=True, kw_only=True):
+    status: Literal["check_email"] = "check_email"
+
+
+class ResetPassword(msgspec.Struct, frozen=True, kw_only=True):
+    """Follow a reset link: ``password`` replaces the account's password (or gives a
+    Google-only account one), every other session ends, and the reply signs in."""
+
+    token: str
+    password: str
+
+
 class SignIn(msgspec.Struct, frozen=True, kw_only=True):
     email: str
     password: str
@@ -153,7 +188,10 @@ class DecideHostRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class UserRegistered(msgspec.Struct, frozen=True, kw_only=True):
-    """Published on the EVENTS stream when an account is created (any sign-up path)."""
+    """Published on the EVENTS stream when a person's account is ready for its welcome
+    grant: its email verified (the mailed link, a password reset, or Google at sign-up),
+    or the operator's admin created. At most once per account (JetStream deduplicates
+    by user id; the wallet's grant is keyed by it)."""
 
     user_id: str
     email: str

@@ -38,6 +38,11 @@ class Endpoint(Generic[Req, Rep]):
 # --- auth ---------------------------------------------------------------------------
 AUTH_SIGN_UP = Endpoint(s.AUTH_SIGN_UP, a.SignUp, a.SignUpAccepted)
 AUTH_VERIFY_EMAIL = Endpoint(s.AUTH_VERIFY_EMAIL, a.VerifyEmail, a.EmailVerified)
+AUTH_RESEND_VERIFICATION = Endpoint(s.AUTH_RESEND_VERIFICATION, a.ResendVerification, a.LinkResent)
+AUTH_REQUEST_PASSWORD_RESET = Endpoint(
+    s.AUTH_REQUEST_PASSWORD_RESET, a.RequestPasswordReset, a.PasswordResetRequested
+)
+AUTH_RESET_PASSWORD = Endpoint(s.AUTH_RESET_PASSWORD, a.ResetPassword, a.TokenPair)
 AUTH_SIGN_IN = Endpoint(s.AUTH_SIGN_IN, a.SignIn, a.SignedIn)
 AUTH_GOOGLE_SIGN_IN = Endpoint(s.AUTH_GOOGLE_SIGN_IN, a.GoogleSignIn, a.TokenPair)
 AUTH_REFRESH = Endpoint(s.AUTH_REFRESH, a.Refresh, a.TokenPair)

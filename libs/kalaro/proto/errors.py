@@ -19,6 +19,10 @@ EMAIL_TAKEN = "email_taken"
 WEAK_PASSWORD = "weak_password"
 INVALID_CREDENTIALS = "invalid_credentials"
 REFRESH_REUSED = "refresh_token_reused"
+# Sitting at a table with a bet needs a verified email address.
+EMAIL_UNVERIFIED = "email_unverified"
+# A mailed link (email verification, password reset) that was already followed once.
+LINK_USED = "link_used"
 THROTTLED = "throttled"
 INSUFFICIENT_FUNDS = "insufficient_funds"
 ALREADY_DECIDED = "already_decided"
@@ -58,7 +62,9 @@ HTTP_STATUS: dict[str, int] = {
     REFRESH_REUSED: 401,
     CODE_REQUIRED: 401,
     CODE_INVALID: 401,
+    LINK_USED: 410,
     FORBIDDEN: 403,
+    EMAIL_UNVERIFIED: 403,
     REMOVED_FROM_TABLE: 403,
     NOT_FOUND: 404,
     CONFLICT: 409,

@@ -68,6 +68,8 @@ class Caller(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
     display_name: str
     roles: tuple[str, ...] = ("player",)
+    # From the token's ``ev`` claim: an unverified account sits at no table with a bet.
+    email_verified: bool = True
 
 
 class CreateTable(msgspec.Struct, frozen=True, kw_only=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.stack import ADMIN_EMAIL, ADMIN_PASSWORD
+from tests.e2e.stack import ADMIN_EMAIL, ADMIN_PASSWORD, running
 
 PASSWORD = "correct horse battery staple"
 
@@ -25,7 +25,9 @@ def shot(page: Any, directory: Path, name: str) -> None:
     page.screenshot(path=str(directory / f"{name}.png"), full_page=True)
 
 
-def sign_up(page: Any, email: str, name: str) -> None:
+def sign_up(page: Any, email: str, name: str, *, verified: bool = True) -> None:
+    """Create an account in the page; ``verified``: then open the link mailed to it and
+    press Confirm, as its owner would (the welcome grant follows; bet tables open)."""
     page.goto("/#/sign-in")
     page.click("#tab-sign-up")
     page.fill("#email", email)
@@ -33,6 +35,11 @@ def sign_up(page: Any, email: str, name: str) -> None:
     page.fill("#display-name", name)
     page.click("#auth-submit")
     page.wait_for_selector("#lobby-title")
+    if verified:
+        page.goto(f"/#/verify?token={running().mailed_token(email)}")
+        page.click("#verify-confirm")
+        page.click("#verify-next")
+        page.wait_for_selector("#lobby-title")
 
 
 def sign_in(page: Any, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD) -> None:

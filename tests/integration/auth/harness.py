@@ -133,11 +133,12 @@ class AuthHarness:
         return found
 
     def link(self, to: str) -> str:
-        """The verification token in the latest mail to ``to``."""
-        body = self.mails(to)[-1].get_content()
-        match = re.search(r"/api/auth/verify\?token=([A-Za-z0-9_-]+)", body)
-        assert match, body
-        return match.group(1)
+        """The verification token in the latest mail to ``to`` that has one."""
+        for mail in reversed(self.mails(to)):
+            match = re.search(r"/#/verify\?token=([A-Za-z0-9_-]+)", mail.get_content())
+            if match:
+                return match.group(1)
+        raise AssertionError(f"no verification link was mailed to {to}")
 
     async def count(self, table: str) -> int:
         async with self.deps.engine.connect() as conn:

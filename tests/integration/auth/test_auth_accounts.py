@@ -15,6 +15,7 @@ from kalaro.bus.codec import decode
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.auth import (
+    EmailVerified,
     GetProfile,
     GetPublicKeys,
     PublicKeys,
@@ -27,6 +28,7 @@ from kalaro.proto.auth import (
     TokenPair,
     UserProfile,
     UserRegistered,
+    VerifyEmail,
 )
 from kalaro.tokens import LEEWAY_SECONDS, TokenError, verify_access_token
 from services.auth.schema import metadata
@@ -255,7 +257,7 @@ async def test_known_email_answers_like_a_new_one_and_changes_nothing(auth: Auth
         "Confirm your KaLaro email address",
         *["You already have a KaLaro account"] * 3,
     ]
-    assert "/api/auth/verify" not in mails[-1].get_content()
+    assert "verify?token=" not in mails[-1].get_content()
 
 
 async def test_wrong_password_and_unknown_email_look_the_same(auth: AuthHarness) -> None:
@@ -316,17 +318,8 @@ async def test_malformed_bodies_get_bad_request_and_change_nothing(auth: AuthHar
     assert await auth.count("auth_refresh_tokens") == tokens
 
 
-async def test_user_registered_is_published_once_per_new_account(auth: AuthHarness) -> None:
-    email = auth.email()
-    pair = await auth.sign_up(email)
-    await auth.call(subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair)
-    await auth.call(
-        subjects.AUTH_SIGN_UP,
-        SignUp(email=email, password=PASSWORD, display_name="Again"),
-        SignUpAccepted,
-    )
-    second = await auth.sign_up()
-
+async def _registered(auth: AuthHarness, *user_ids: str) -> list[UserRegistered]:
+    """The UserRegistered events on the EVENTS stream about ``user_ids``."""
     js = auth.nc.jetstream()
     sub = await js.pull_subscribe(
         subjects.USER_REGISTERED,
@@ -343,7 +336,27 @@ async def test_user_registered_is_published_once_per_new_account(auth: AuthHarne
             seen.append(decode(msg.data, UserRegistered))
             await msg.ack()
     await sub.unsubscribe()
-    ours = [e for e in seen if e.user_id in {pair.user.user_id, second.user.user_id}]
-    assert sorted(e.user_id for e in ours) == sorted([pair.user.user_id, second.user.user_id])
-    event = next(e for e in ours if e.user_id == pair.user.user_id)
-    assert (event.email, event.display_name) == (email, "Juan")
+    return [e for e in seen if e.user_id in user_ids]
+
+
+async def test_user_registered_is_published_once_when_the_email_is_verified(
+    auth: AuthHarness,
+) -> None:
+    email = auth.email()
+    pair = await auth.sign_up(email)
+    await auth.call(subjects.AUTH_SIGN_IN, SignIn(email=email, password=PASSWORD), TokenPair)
+    await auth.call(
+        subjects.AUTH_SIGN_UP,
+        SignUp(email=email, password=PASSWORD, display_name="Again"),
+        SignUpAccepted,
+    )
+    second = await auth.sign_up()  # never verified
+    ids = (pair.user.user_id, second.user.user_id)
+    # Signing up pays no welcome grant: that waits for the verified email.
+    assert await _registered(auth, *ids) == []
+    token = auth.link(email)
+    await auth.call(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=token), EmailVerified)
+    again = await auth.refused(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=token), EmailVerified)
+    assert again.code == codes.LINK_USED
+    [event] = await _registered(auth, *ids)
+    assert (event.user_id, event.email, event.display_name) == (pair.user.user_id, email, "Juan")

@@ -40,9 +40,7 @@ async def test_a_new_account_is_unverified_until_its_mailed_link_is_followed(
     [mail] = auth.mails(email)
     assert mail["Subject"] == "Confirm your KaLaro email address"
     body = mail.get_content()
-    assert (
-        f"http://{auth.settings.http_host}:{auth.settings.http_port}/api/auth/verify?token=" in body
-    )
+    assert f"http://{auth.settings.http_host}:{auth.settings.http_port}/#/verify?token=" in body
     token = auth.link(email)
     # Stored hashed: the token itself is nowhere in the database.
     async with auth.deps.engine.connect() as conn:
@@ -54,7 +52,7 @@ async def test_a_new_account_is_unverified_until_its_mailed_link_is_followed(
     assert (await _profile(auth, pair.user.user_id)).email_verified
     # Single use.
     again = await auth.refused(subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=token), EmailVerified)
-    assert again.code == codes.INVALID_TOKEN and "already used" in again.message
+    assert again.code == codes.LINK_USED and "already used" in again.message
 
 
 async def test_garbage_and_expired_links_are_refused(auth: AuthHarness) -> None:
@@ -115,7 +113,7 @@ async def test_google_owner_takes_over_an_unverified_password_account(
     err = await auth.refused(
         subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=auth.link(email)), EmailVerified
     )
-    assert err.code == codes.INVALID_TOKEN
+    assert err.code == codes.LINK_USED
     # The owner's own session works.
     assert (
         await auth.call(

@@ -6,6 +6,11 @@ the bot, or to make that its password; then the bot signs in like anyone.
 
 from __future__ import annotations
 
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
+from pathlib import Path
+
 import msgspec
 import pytest
 from nats.aio.client import Client as NATS
@@ -17,12 +22,14 @@ from kalaro.proto import subjects
 from kalaro.proto.auth import (
     BOT_EMAIL_DOMAIN,
     CreateBot,
+    EmailVerified,
     RequestHost,
     SignIn,
     SignUp,
     SignUpAccepted,
     TokenPair,
     UserProfile,
+    VerifyEmail,
 )
 from kalaro.tokens import verify_access_token
 from services.auth.accounts import AuthDeps
@@ -45,6 +52,14 @@ def bot(index: int, unique: str, secret: bytes = SECRET) -> CreateBot:
     creds = credentials(secret, index)
     email = creds.email.replace("@", f"-{unique}@")
     return CreateBot(email=email, display_name=creds.display_name, password=creds.password)
+
+
+def mailed_token(var_dir: str) -> str:
+    """The verification token in the one mail written under ``var_dir``."""
+    [path] = Path(var_dir, "mail").glob("*.eml")
+    letter = message_from_bytes(path.read_bytes(), policy=default)
+    assert isinstance(letter, EmailMessage)
+    return letter.get_content().split("/#/verify?token=")[1].split()[0]
 
 
 async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
@@ -71,7 +86,7 @@ async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
     )
     assert claims.roles == ("player", "bot")
     # No UserRegistered for a bot (so no welcome grant: bots never hold credits); a
-    # person signing up after it is announced, so the listener did listen.
+    # person verifying their email after it is announced, so the listener did listen.
     person = f"ana-{unique}@example.com"
     await request(
         nc,
@@ -79,6 +94,8 @@ async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
         SignUp(email=person, password="Kulay-Ube-42", display_name="Ana"),
         SignUpAccepted,
     )
+    token = mailed_token(auth.settings.var_dir)
+    await request(nc, subjects.AUTH_VERIFY_EMAIL, VerifyEmail(token=token), EmailVerified)
     await nc.flush()
     await sub.unsubscribe()
     heard_of = [msgspec.json.decode(m.data)["email"] for m in announced]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import BOT_EMAIL_DOMAIN, Role
-from services.auth import rules
+from services.auth import addresses, rules
 from tests.unit.auth.auth_helpers import NOW_MS, STRONG, account, host_request, refused
 
 BOT_EMAIL = f"seven@{BOT_EMAIL_DOMAIN}"
@@ -17,7 +17,7 @@ BOT_SECRET = "x" * rules.MIN_BOT_PASSWORD
 
 
 def test_emails_are_trimmed_and_lower_cased() -> None:
-    assert rules.normalize_email("  Ana.Cruz@Example.COM ") == "ana.cruz@example.com"
+    assert addresses.normalize_email("  Ana.Cruz@Example.COM ") == "ana.cruz@example.com"
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_emails_are_trimmed_and_lower_cased() -> None:
     ],
 )
 def test_malformed_emails_are_refused(raw: str) -> None:
-    assert "valid email" in refused(codes.BAD_REQUEST, rules.normalize_email, raw)
+    assert "one valid email" in refused(codes.BAD_REQUEST, addresses.normalize_email, raw)
 
 
 def test_display_names_are_tidied() -> None:

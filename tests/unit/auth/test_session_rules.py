@@ -53,7 +53,8 @@ def test_link_verdicts_and_refusals() -> None:
     assert rules.link_refusal("unknown").message == "this verification link is not valid"
     assert rules.link_refusal("used").message == "this verification link was already used"
     expired = rules.link_refusal("expired")
-    assert (expired.code, "sign up again" in expired.message) == (codes.TOKEN_EXPIRED, True)
+    assert (expired.code, "new one" in expired.message) == (codes.TOKEN_EXPIRED, True)
+    assert rules.link_refusal("used").code == codes.LINK_USED
 
 
 def test_google_identities_meet_accounts() -> None:
@@ -70,7 +71,7 @@ def test_letters() -> None:
     base = letters.link_base(settings)
     assert base == "https://play.example.com"
     link = letters.verify_link(base, "tok")
-    assert link == "https://play.example.com/api/auth/verify?token=tok"
+    assert link == "https://play.example.com/#/verify?token=tok"
     verify = letters.verify_letter("Ana", link, 48)
     assert link in verify.body and "within 48 hours" in verify.body and "Hello Ana" in verify.body
     already = letters.already_registered_letter(base)
