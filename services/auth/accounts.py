@@ -153,7 +153,7 @@ async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
         return SignUpAccepted()
     log.info("signed up %s (unverified)", user_id)
     hours = deps.settings.verify_token_hours
-    await mail(deps, email, letters.verify_letter(name, link, hours), link)
+    await mail(deps, email, letters.verify_letter(name, link, hours))
     # No UserRegistered yet: the welcome grant is paid when the email is verified.
     return SignUpAccepted()
 

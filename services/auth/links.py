@@ -35,9 +35,9 @@ async def new_verify_link(conn: AsyncConnection, deps: AuthDeps, user_id: str) -
     return letters.verify_link(letters.link_base(deps.settings), token)
 
 
-async def mail(deps: AuthDeps, to: str, letter: Letter, link: str = "") -> None:
+async def mail(deps: AuthDeps, to: str, letter: Letter) -> None:
     if deps.mailer is not None:
-        await deps.mailer.send(to, letter.subject, letter.body, link=link)
+        await deps.mailer.send(to, letter.subject, letter.body)
 
 
 async def pay_welcome(deps: AuthDeps, account: Account) -> None:
@@ -89,7 +89,7 @@ async def resend_verification(deps: AuthDeps, req: ResendVerification) -> LinkRe
             return LinkResent(status="already_verified")
         link = await new_verify_link(conn, deps, account.user_id)
     hours = deps.settings.verify_token_hours
-    await mail(deps, account.email, letters.verify_letter(account.display_name, link, hours), link)
+    await mail(deps, account.email, letters.verify_letter(account.display_name, link, hours))
     log.info("mailed a new verification link to %s", account.user_id)
     return LinkResent(status="sent")
 

@@ -1,9 +1,10 @@
 """Outgoing mail: an SMTP server named in settings, or files under ``var/mail/``.
 
 With ``smtp_url`` empty (development, ``make run``) every mail is written as one
-``.eml`` file under ``<var_dir>/mail/`` and its link is logged, so a developer can
-follow it without a mail server. Sending never fails a request: a mail that could not
-be sent is logged (the user can sign up again to get another).
+``.eml`` file under ``<var_dir>/mail/`` and its path is logged, so a developer can
+open it and follow its link without a mail server. A link is never logged: it is a
+bearer token (it verifies an address or resets a password). Sending never fails a
+request: a mail that could not be sent is logged (the user can ask for another).
 """
 
 from __future__ import annotations
@@ -47,14 +48,14 @@ class Mailer:
         msg.set_content(body)
         return msg
 
-    async def send(self, to: str, subject: str, body: str, *, link: str = "") -> None:
+    async def send(self, to: str, subject: str, body: str) -> None:
         try:
             msg = self.message(to, subject, body)
             if self.smtp_url:
                 await asyncio.to_thread(self._smtp, msg)
             else:
                 path = await asyncio.to_thread(self._file, msg)
-                log.info("mail to %s written to %s%s", to, path, f"; link: {link}" if link else "")
+                log.info("mail to %s written to %s", to, path)
         except Exception:
             log.exception("could not send mail %r to %s", subject, to)
 

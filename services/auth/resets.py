@@ -73,7 +73,6 @@ async def request_password_reset(
         log.info("password reset for an unknown, bot or just-mailed address: nothing sent")
         return PasswordResetRequested()
     link = letters.reset_link(letters.link_base(deps.settings), token)
-    # No ``link=`` for the log: a reset link is a password, it never reaches a log.
     await mail(deps, account.email, letters.reset_letter(account.display_name, link, RESET_MINUTES))
     log.info("mailed a password reset link to %s", account.user_id)
     return PasswordResetRequested()

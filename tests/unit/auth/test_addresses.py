@@ -87,3 +87,16 @@ async def test_a_letter_that_cannot_be_addressed_is_not_written(tmp_path: Path) 
     assert not mailer.directory.exists() or not any(mailer.directory.iterdir())
     await mailer.send("ana@example.com", "Hi", "Body")
     assert len(list(mailer.directory.iterdir())) == 1
+
+
+async def test_a_written_letter_is_logged_by_its_path_never_its_link(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A mailed link is a bearer token (it verifies an address or resets a password).
+    mailer = Mailer(load_settings({}, var_dir=str(tmp_path)))
+    token = "tok-3f9a1c77e2b04d1e"
+    with caplog.at_level("DEBUG"):
+        await mailer.send("ana@example.com", "Confirm", f"Open http://x/#/verify?token={token}")
+    (path,) = mailer.directory.iterdir()
+    assert str(path) in caplog.text
+    assert token not in caplog.text
