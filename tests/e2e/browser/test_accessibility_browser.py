@@ -58,7 +58,7 @@ def our_turn(page: Any, deadline: float) -> dict[str, Any]:
     bot ended early is followed by the next one (Ready again)."""
     while time.monotonic() < deadline:
         state = view_of(page)
-        if state is None or state["status"] != "playing" or state["result"]:
+        if state is None or state["status"] not in ("playing", "dealing") or state["result"]:
             if page.locator("#ready[aria-pressed='false']").count():
                 page.click("#ready")
             page.wait_for_timeout(200)

@@ -47,8 +47,9 @@ LAYOUT = """() => {
           last: box('#hand button:last-child'), disabled,
           log: document.querySelectorAll('#move-log li.log-entry').length,
           over: (() => { const s = window.kalaro.tableState; const v = s?.frame?.view;
-                         return Boolean(s?.result || s?.table?.status !== 'playing'
-                                        || v?.result || v?.phase === 'over'); })()};
+                         const on = ['playing', 'dealing'].includes(s?.table?.status);
+                         return Boolean(s?.result || !on || v?.result || v?.phase === 'over');
+                       })()};
 }"""
 
 
@@ -207,7 +208,8 @@ def play_practice_hand(page: Any, game: str, tag: str, screenshots: Path) -> dic
     while time.monotonic() < end:
         state = view_of(page)
         assert state is not None
-        if state["result"] or state["status"] != "playing":
+        # "dealing": the deal's first views can land before the table's status says playing.
+        if state["result"] or state["status"] not in ("playing", "dealing"):
             # Over: the table is back to waiting, and the result frame is on its way.
             page.wait_for_function("() => window.kalaro.tableState.result", timeout=15000)
             break
