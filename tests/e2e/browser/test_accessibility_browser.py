@@ -1,7 +1,7 @@
 """axe-core (WCAG 2.2 AA: tags wcag2a, wcag2aa, wcag21a, wcag21aa, wcag22aa) on the
-sign-in page, the lobby and the table during a hand of Tongits and of Mahjong, on a
-phone (375×812) and a desktop: no serious or critical violation. The replay page is
-checked in test_history.py, whole phone hands in test_table_phone.py.
+sign-in page, the lobby, the wallet, How to play and the table during a hand of Tongits
+and of Mahjong, on a phone (375×812) and a desktop: no serious or critical violation.
+The replay page is checked in test_history.py, whole phone hands in test_table_phone.py.
 
 During a hand on the phone the header is one line and the stock (wall) and the top
 discard are on the screen above the tray, also after the page scrolls; the move log
@@ -41,7 +41,7 @@ BOXES = """() => {
 
 
 @pytest.mark.parametrize("tag", ["phone", "wide"])
-def test_sign_in_and_lobby_have_no_serious_violations(
+def test_sign_in_lobby_wallet_and_help_have_no_serious_violations(
     new_page: Any, unique: str, screenshots: Path, tag: str
 ) -> None:
     page = new_page(VIEWPORTS[tag])
@@ -51,6 +51,12 @@ def test_sign_in_and_lobby_have_no_serious_violations(
     sign_up(page, f"axe-lobby-{tag}-{unique}@example.com", "Lobby")
     page.wait_for_selector("button.practice")
     assert_accessible(page, f"the lobby ({tag})")
+    page.goto("/#/wallet")
+    page.wait_for_selector("#history")
+    assert_accessible(page, f"the wallet ({tag})")
+    page.goto("/#/how-to-play")
+    page.wait_for_selector("main h1")
+    assert_accessible(page, f"How to play ({tag})")
 
 
 def our_turn(page: Any, deadline: float) -> dict[str, Any]:
