@@ -172,7 +172,7 @@ export function renderResult(frame, { game, name, me, onClose, actions = null })
     isTongits ? null : wins(frame.result, who),
     isTongits ? null : category(frame.result),
     mine !== null ? h(`p.my-amount${mine > 0 ? ".plus" : mine < 0 ? ".minus" : ""}`, {}, mine > 0 ? `You received ${credits(mine)} credits.` : mine < 0 ? `You paid ${credits(-mine)} credits.` : "No credits moved for you.") : null,
-    h("div.table-scroll", {},
+    h("div.table-scroll", { tabindex: "0", role: "group", "aria-label": "Every player's hand and credits" },
       h("table.results", {},
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), h("th", { scope: "col" }, isTongits ? "Hand & melds" : "Tiles"), h("th", { scope: "col" }, isTongits ? "Deadwood" : "Pays"), h("th", { scope: "col" }, "Credits"))),
         h("tbody", {}, isTongits ? tongitsRows(frame, who, me) : mahjongRows(frame, who, me)))),

@@ -7,8 +7,9 @@ is made by tapping in the tray (never a scroll), every grey move button says why
 the move log fills up. While the hand is on, the header is one line (the site's bar
 folds away) and the middle of the board (the stock or wall, and the top discard) is on
 the screen, above the tray in portrait and beside it in landscape; axe-core finds no
-serious or critical WCAG 2.2 AA violation. Also: the mute toggle is remembered across a
-reload, and Meld with three unrelated cards says that they are not a set or run."""
+serious or critical WCAG 2.2 AA violation, during the hand nor on its result. Also: the
+mute toggle is remembered across a reload, and Meld with three unrelated cards says that
+they are not a set or run."""
 
 from __future__ import annotations
 
@@ -251,6 +252,7 @@ def play_practice_hand(page: Any, game: str, tag: str, screenshots: Path) -> dic
     assert moves >= 1, moves
     page.wait_for_selector("#result-panel")
     page.screenshot(path=str(screenshots / f"18-table-{game}-{tag}-result.png"))
+    assert_accessible(page, f"the {game} table, {tag}, showing the result")
     # The move log told the story: draws, discards and the end.
     entries = page.locator("#move-log li.log-entry")
     assert entries.count() >= moves, (entries.count(), moves)
