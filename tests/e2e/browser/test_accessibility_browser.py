@@ -51,7 +51,7 @@ def test_sign_in_lobby_wallet_and_help_have_no_serious_violations(
     sign_up(page, f"axe-lobby-{tag}-{unique}@example.com", "Lobby")
     page.wait_for_selector("button.practice")
     # The open tables (other tests' too: full, private, practice) have loaded.
-    page.wait_for_selector("#table-list[aria-busy='false']")
+    page.wait_for_selector("#table-list[aria-busy='false']", state="attached")
     assert_accessible(page, f"the lobby ({tag})")
     page.goto("/#/wallet")
     page.wait_for_selector("#history")
