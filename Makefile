@@ -36,11 +36,24 @@ manifests: setup ## Regenerate deploy/k8s/*.yaml (from deploy/k8s/generate.py)
 run: setup ## Start NATS, Redis and every service on loopback (Ctrl-C stops)
 	$(PY) -m kalaro.cli run
 
-browser-deps: ## Chromium + CJK fonts for the browser tests (Debian packages; no browser download)
+# axe-core (the accessibility checks) from npm, pinned with its integrity hash in
+# tests/e2e/browser/package-lock.json; `npm ci` again whenever the lockfile changes.
+AXE_DIR := tests/e2e/browser
+AXE_STAMP := $(AXE_DIR)/node_modules/.installed-stamp
+
+browser-deps: ## Chromium + CJK fonts (Debian packages; no browser download), axe-core (npm ci)
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk; \
 	  else echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"; fi; }
+	@if [ ! -f $(AXE_STAMP) ] || [ $(AXE_DIR)/package-lock.json -nt $(AXE_STAMP) ]; then \
+	  command -v npm >/dev/null 2>&1 || { \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; \
+	    else echo "ERROR: npm is needed to install axe-core for the browser tests (apt-get install npm)" >&2; exit 1; fi; }; \
+	  npm ci --prefix $(AXE_DIR) --ignore-scripts --no-audit --no-fund \
+	    || { echo "ERROR: npm ci could not install axe-core ($(AXE_DIR)/package-lock.json)" >&2; exit 1; }; \
+	  touch $(AXE_STAMP); fi
 
 # pyproject's addopts deselect the `deep` marker; HYPOTHESIS_PROFILE picks the Hypothesis
 # profile (tests/conftest.py: dev/ci short sweeps, deep thorough).

@@ -55,7 +55,9 @@ export function cardView(name, { small = false, extra = "" } = {}) {
   );
 }
 
-/** A card in your hand: a toggle button (Space/Enter selects, arrows move focus). */
+/** A card in your hand: a toggle button (Space/Enter selects, arrows move focus). Its
+ * name is its text ("Ace of spades", for screen readers only), not an aria-label: a
+ * label that leaves out the visible "A" fails WCAG 2.5.3 (label in name). */
 export function cardButton(name, { selected = false, onToggle, index = 0 } = {}) {
   const { red } = parseCard(name);
   return h(
@@ -63,11 +65,11 @@ export function cardButton(name, { selected = false, onToggle, index = 0 } = {})
     {
       type: "button",
       "aria-pressed": selected ? "true" : "false",
-      "aria-label": cardLabel(name),
       dataset: { card: name, index: String(index) },
       onclick: () => onToggle?.(name),
     },
     face(name),
+    h("span.sr-only.name", {}, cardLabel(name)),
   );
 }
 

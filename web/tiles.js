@@ -74,19 +74,21 @@ export function tileView(name, { small = false, extra = "" } = {}) {
   );
 }
 
-/** A tile in your hand: a toggle button. */
-export function tileButton(name, { selected = false, onToggle, index = 0, extra = "" } = {}) {
+/** A tile in your hand: a toggle button, named by its screen-reader-only text (an
+ * aria-label without the visible "3" and 萬 would fail WCAG 2.5.3, label in name);
+ * `note` adds to it, e.g. "(joker)". */
+export function tileButton(name, { selected = false, onToggle, index = 0, extra = "", note = "" } = {}) {
   return h(
     "button",
     {
       type: "button",
       class: `${classes(name)}${selected ? " selected" : ""} ${extra}`,
       "aria-pressed": selected ? "true" : "false",
-      "aria-label": tileLabel(name),
       dataset: { tile: name, index: String(index) },
       onclick: () => onToggle?.(name, index),
     },
     face(name),
+    h("span.sr-only.name", {}, note ? `${tileLabel(name)} ${note}` : tileLabel(name)),
   );
 }
 

@@ -220,7 +220,7 @@ export function render(root, app) {
       h("h3#grant-title", {}, `Grant or adjust ${picked.display_name || "this player"}'s credits`),
       grantForm,
       h("h3", {}, "Ledger"),
-      h("div.table-scroll", {},
+      h("div.table-scroll", { tabindex: "0", role: "group", "aria-label": "Ledger" },
         h("table.ledger", { "aria-label": `Ledger of ${picked.display_name || picked.user_id}` },
           h("thead", {}, h("tr", {}, h("th", {}, "When"), h("th", {}, "Kind"), h("th.num", {}, "Credits"), h("th", {}, "Memo"))),
           ledgerBody)),

@@ -102,7 +102,7 @@ export function turnStatus({ frame, seat, notice, busy, back, dismiss }) {
   if (notice) {
     parts.push(h("div.autoplay-notice#autoplay-notice", { role: "status" },
       h("span", {}, notice),
-      h("button.ghost.small#dismiss-notice", { type: "button", "aria-label": "Dismiss", onclick: dismiss }, "OK")));
+      h("button.ghost.small#dismiss-notice", { type: "button", "aria-label": "OK, dismiss this notice", onclick: dismiss }, "OK")));
   }
   if (mine) {
     parts.push(h("div.my-clock#my-clock", { dataset: { kind: view.clock.kind } },

@@ -78,7 +78,7 @@ export function render(root, app) {
       : h("button.primary", {
         type: "button",
         disabled: full,
-        "aria-label": `Sit at ${title}`,
+        "aria-label": full ? `Full: ${title}` : `Sit at ${title}`,
         onclick: () => sitDown(t),
       }, full ? "Full" : "Sit");
     return h(

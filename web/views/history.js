@@ -51,7 +51,7 @@ export function render(root) {
         h("h1#hands-title", {}, "My hands"),
         h("a.ghost.button-link", { href: "#/wallet" }, "Wallet")),
       h("p.muted", {}, "Your finished hands of the last 7 days. Open one to replay it step by step and check its fairness."),
-      h("div.panel.hands-panel", {}, h("div.table-scroll", {},
+      h("div.panel.hands-panel", {}, h("div.table-scroll", { tabindex: "0", role: "group", "aria-label": "My hands" },
         h("table.history.hands", {},
           h("thead", {}, h("tr", {},
             h("th", { scope: "col" }, "When"),

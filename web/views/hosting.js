@@ -117,7 +117,6 @@ export function removedList(table, onChange = () => {}) {
       h("span", {}, r.display_name),
       h("button.small.allow-back", {
         type: "button",
-        "aria-label": `Allow ${r.display_name} back`,
         onclick: async (e) => {
           e.currentTarget.disabled = true;
           try {
@@ -129,5 +128,6 @@ export function removedList(table, onChange = () => {}) {
             e.currentTarget.disabled = false;
           }
         },
-      }, "Allow back"))));
+      // Named "Allow Ana back": the visible words with the name between (WCAG 2.5.3).
+      }, "Allow", h("span.sr-only", {}, ` ${r.display_name}`), " back"))));
 }

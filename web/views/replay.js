@@ -77,16 +77,16 @@ function show(root, replay, game) {
         h("strong", {}, names[i]),
         h("span.muted.small", {}, ` ${s.hand_size} in hand`),
         replay.dealer === i ? h("span.chip.dealer", { title: "Dealer" }, "D") : null),
-      s.melds.length ? h("div.replay-melds", { "aria-label": `${names[i]}'s melds` }, s.melds.map((m) => h("span.replay-meld", {}, m.map(piece)))) : null,
-      s.flowers.length ? h("div.replay-flowers", { "aria-label": `${names[i]}'s flowers` }, s.flowers.map(piece)) : null,
-      s.discards.length ? h("div.replay-discards", { "aria-label": `${names[i]}'s discards` }, s.discards.map(piece)) : null));
+      s.melds.length ? h("div.replay-melds", { role: "group", "aria-label": `${names[i]}'s melds` }, s.melds.map((m) => h("span.replay-meld", {}, m.map(piece)))) : null,
+      s.flowers.length ? h("div.replay-flowers", { role: "group", "aria-label": `${names[i]}'s flowers` }, s.flowers.map(piece)) : null,
+      s.discards.length ? h("div.replay-discards", { role: "group", "aria-label": `${names[i]}'s discards` }, s.discards.map(piece)) : null));
     const hand = tiles ? step.hand : sortCards(step.hand);
     mount(board,
       h("div.replay-centre", {},
         h("span.muted", {}, `${tiles ? "Wall" : "Stock"}: ${step.stock}`),
-        step.pile.length ? h("span.replay-pile", { "aria-label": "Discard pile, top last" }, " Discards: ", step.pile.slice(-6).map(piece)) : null),
+        step.pile.length ? h("span.replay-pile", { role: "group", "aria-label": "Discard pile, top last" }, " Discards: ", step.pile.slice(-6).map(piece)) : null),
       h("div.replay-seats", {}, seats),
-      h("div.replay-hand#replay-hand", { "aria-label": "Your hand" }, h("span.muted.small", {}, "Your hand "), hand.map(piece)));
+      h("div.replay-hand#replay-hand", { role: "group", "aria-label": "Your hand" }, h("span.muted.small", {}, "Your hand "), hand.map(piece)));
   }
 
   function drawResult() {

@@ -48,8 +48,8 @@ function tongitsRows(frame, who, me) {
       h("th", { scope: "row" }, who(s), won ? h("span.chip.win", {}, "Winner") : null, r.burned[s] ? h("span.chip.burned", {}, "Burned") : null,
         r.draw_call ? h("span.muted.small", {}, ` ${r.draw_call.answers[s]}`) : null),
       h("td.hand-cell", {},
-        h("div.revealed", { "aria-label": `${who(s)}'s hand` }, sortCards(r.hands[s]).map((c) => cardView(c, { small: true }))),
-        melds.length ? h("div.revealed.melds", { "aria-label": `${who(s)}'s melds` }, melds.map((m) => h("span.meld-mini.group", { "aria-label": m.kind === "run" ? "Run" : "Set", dataset: { kind: m.kind } }, sortCards(m.cards, m.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }))))) : null),
+        h("div.revealed", { role: "group", "aria-label": `${who(s)}'s hand` }, sortCards(r.hands[s]).map((c) => cardView(c, { small: true }))),
+        melds.length ? h("div.revealed.melds", { role: "group", "aria-label": `${who(s)}'s melds` }, melds.map((m) => h("span.meld-mini.group", { role: "group", "aria-label": m.kind === "run" ? "Run" : "Set", dataset: { kind: m.kind } }, sortCards(m.cards, m.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }))))) : null),
       h("td.num", {}, String(r.deadwood[s])),
       h(`td.num.amount${frame.payments[s] > 0 ? ".plus" : frame.payments[s] < 0 ? ".minus" : ""}`, {}, signed(frame.payments[s])));
   });
@@ -63,7 +63,7 @@ function mahjongRows(frame, who, me) {
     return h(`tr${won ? ".winner" : ""}${userId === me ? ".me" : ""}`, { dataset: { seat: String(s) } },
       h("th", { scope: "row" }, who(s), won ? h("span.chip.win", {}, "Winner") : null, r.dealer === s ? h("span.chip.dealer", {}, "D") : null),
       h("td.hand-cell", {},
-        h("div.revealed.tile-groups", { "aria-label": `${who(s)}'s tiles` },
+        h("div.revealed.tile-groups", { role: "group", "aria-label": `${who(s)}'s tiles` },
           concealedTiles(hand.hand, { won, r }),
           hand.melds.map((m) => h("span.mj-meld.group.exposed", { dataset: { kind: m.kind }, title: `Exposed ${m.kind}` }, (m.tiles || []).map((t) => tileView(t, { small: true })))),
           (hand.flowers || []).length ? h("span.group.flowers", { title: "Flowers" }, hand.flowers.map((f) => tileView(f, { small: true }))) : null)),
@@ -172,7 +172,7 @@ export function renderResult(frame, { game, name, me, onClose, actions = null })
     isTongits ? null : wins(frame.result, who),
     isTongits ? null : category(frame.result),
     mine !== null ? h(`p.my-amount${mine > 0 ? ".plus" : mine < 0 ? ".minus" : ""}`, {}, mine > 0 ? `You received ${credits(mine)} credits.` : mine < 0 ? `You paid ${credits(-mine)} credits.` : "No credits moved for you.") : null,
-    h("div.table-scroll", {},
+    h("div.table-scroll", { tabindex: "0", role: "group", "aria-label": "Every player's hand and credits" },
       h("table.results", {},
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), h("th", { scope: "col" }, isTongits ? "Hand & melds" : "Tiles"), h("th", { scope: "col" }, isTongits ? "Deadwood" : "Pays"), h("th", { scope: "col" }, "Credits"))),
         h("tbody", {}, isTongits ? tongitsRows(frame, who, me) : mahjongRows(frame, who, me)))),

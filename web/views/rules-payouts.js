@@ -19,7 +19,8 @@ export function payoutTable(game, ruleset) {
   if (!data) return null;
   const p = data.payouts;
   const id = `payout-${game}-${ruleset}`;
-  return h("div.payout-block", { dataset: { game, ruleset } },
+  // It scrolls sideways on a phone: focusable, so a keyboard can scroll it too.
+  return h("div.payout-block", { dataset: { game, ruleset }, tabindex: "0", role: "group", "aria-label": `Payouts: ${data.label || ruleset}` },
     grid(p, id),
     p.kongs ? grid(p.kongs, `${id}-kongs`) : null,
     (p.notes || []).map((n) => h("p.small", {}, n)),

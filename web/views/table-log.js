@@ -48,9 +48,9 @@ export function describe(event, name, me) {
     case "flower_replaced":
       return { kind: "meld", seat: s, text: `${who(s)} set aside ${tileLabel(event.flower)}` };
     case "tile_discarded":
-      return { kind: "discard", seat: s, text: `${who(s)} discarded ${tileLabel(event.tile)}` };
+      return { kind: "discard", seat: s, tile: event.tile, text: `${who(s)} discarded ${tileLabel(event.tile)}` };
     case "tile_claimed":
-      return { kind: "claim", seat: s, text: `${who(s)} claimed ${who(event.discarder)}'s discard for ${MELD_KIND[event.meld?.kind] || event.meld?.kind}${event.meld?.tiles?.length ? `: ${tiles(event.meld.tiles)}` : ""}` };
+      return { kind: "claim", seat: s, text: `${who(s)} claimed ${event.discarder === me ? "your" : `${name(event.discarder)}'s`} discard for ${MELD_KIND[event.meld?.kind] || event.meld?.kind}${event.meld?.tiles?.length ? `: ${tiles(event.meld.tiles)}` : ""}` };
     case "kang_declared":
       return { kind: "meld", seat: s, text: `${who(s)} declared ${event.added ? "an added" : "a concealed"} kang${event.meld?.tiles?.length ? ` of ${tileLabel(event.meld.tiles[0])}` : ""}` };
     case "kong_declared":

@@ -13,7 +13,7 @@ import { first, ofType } from "./legal.js";
 
 const WINDS = ["東", "南", "西", "北"];
 const WIND_NAMES = ["East", "South", "West", "North"];
-const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits", "joker", "win_blocked", "win_blocked_reason", "away", "clock"];
+const KNOWN_VIEW = ["seat", "options", "dealer", "turn", "phase", "wall_count", "players", "drawn", "call", "legal", "result", "waits", "joker", "win_blocked", "win_blocked_reason", "away", "clock", "to_act"];
 const KNOWN_ACTIONS = ["draw", "discard", "show_hand", "declare_kang", "declare_kong", "declare_win", "claim", "pass", "time_out", "back"];
 const CLAIM_LABEL = { mahjong: "Mahjong!", win: "Win!", kang: "Kang", kong: "Kong", pong: "Pong", chow: "Chow" };
 const KANGS = ["declare_kang", "declare_kong"];
@@ -49,12 +49,13 @@ function meldRow(meld) {
   // A concealed kong may be hidden from others (tiles null): show its backs.
   if (!meld.tiles) {
     const n = meld.kind === "kong" || meld.kind === "kang" ? 4 : 3;
-    return h(`span.mj-meld.${meld.kind}.concealed`, { "aria-label": `${humanize(meld.kind)} (face down)` },
+    return h(`span.mj-meld.${meld.kind}.concealed`, { role: "img", "aria-label": `${humanize(meld.kind)} (face down)` },
       Array.from({ length: n }, () => tileBack({ small: true })));
   }
   const claimedAt = meld.claimed ? meld.tiles.indexOf(meld.claimed) : -1; // mark one copy only
   const tiles = meld.tiles.map((t, i) => tileView(t, { small: true, extra: i === claimedAt ? "claimed" : "" }));
   return h(`span.mj-meld.${meld.kind}${meld.concealed ? ".concealed" : ""}`, {
+    role: "group",
     "aria-label": `${humanize(meld.kind)}${meld.concealed ? " (concealed)" : ""}: ${meld.tiles.map(tileLabel).join(", ")}`,
   }, tiles);
 }
@@ -69,27 +70,27 @@ function seatArea(ctx, s, where) {
   const lastDiscard = view.call && view.call.discarder === s ? p.discards.length - 1 : -1;
   // Another seat's tiles are visible only when that player showed the hand (Ka Wu Xing).
   const open = s !== ctx.seat && p.hand;
-  return h(`div.mj-seat.${where}${acting ? ".acting" : ""}`, { dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}${winds ? `, ${WIND_NAMES[wind]} seat` : ""}` },
+  return h(`div.mj-seat.${where}${acting ? ".acting" : ""}`, { role: "group", dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}${winds ? `, ${WIND_NAMES[wind]} seat` : ""}` },
     h("div.player-head", {},
       winds ? h("span.wind", { title: `${WIND_NAMES[wind]} wind` }, WINDS[wind]) : null,
       h("span.player-name", {}, ctx.name(s)),
       view.dealer === s ? h("span.chip.dealer", { title: "Dealer" }, "D") : null,
       p.shown ? h("span.chip.turn", {}, "Hand shown") : null,
-      ctx.seat === s ? null : h("span.hand-count", { "aria-label": `${p.hand_size} concealed tiles` },
+      ctx.seat === s ? null : h("span.hand-count", { role: "img", "aria-label": `${p.hand_size} concealed tiles` },
         open ? null : h("span.mini-wall", { "aria-hidden": "true" }, Array.from({ length: Math.min(p.hand_size, 17) }, () => tileBack({ small: true }))),
         h("span.count", {}, String(p.hand_size))),
       ctx.markers ? ctx.markers(s) : null,
       acting ? h("span.chip.turn", {}, "to play") : null,
       ctx.clockOf ? ctx.clockOf(s) : null),
-    open ? h("div.mj-exposed.shown-hand", { "aria-label": `${ctx.name(s)}'s shown hand` },
+    open ? h("div.mj-exposed.shown-hand", { role: "group", "aria-label": `${ctx.name(s)}'s shown hand` },
       h("span.small", { "aria-hidden": "true" }, "Shown hand:"),
       sortTiles(p.hand).map((t) => tileView(t, { small: true }))) : null,
     p.melds.length || flowers.length
       ? h("div.mj-exposed", {},
         p.melds.map(meldRow),
-        flowers.length ? h("span.flowers", { "aria-label": `Flowers: ${flowers.map(tileLabel).join(", ")}` }, flowers.map((f) => tileView(f, { small: true }))) : null)
+        flowers.length ? h("span.flowers", { role: "group", "aria-label": `Flowers: ${flowers.map(tileLabel).join(", ")}` }, flowers.map((f) => tileView(f, { small: true }))) : null)
       : null,
-    h("div.mj-discards", { "aria-label": `${ctx.name(s)}'s discards` },
+    h("div.mj-discards", { role: "group", "aria-label": `${ctx.name(s)}'s discards` },
       p.discards.map((t, i) => tileView(t, { small: true, extra: `${i === lastDiscard ? "last" : ""} ${jokerClass(t, view.joker)}` }))));
 }
 
@@ -97,12 +98,23 @@ function center(ctx) {
   const { view, frame } = ctx;
   return h("div.mj-center", {},
     view.joker ? jokerBox(view.joker) : null,
-    h("div.wall", { "aria-label": `Wall: ${view.wall_count} tiles left` }, h("span.wall-icon", { "aria-hidden": "true" }, tileBack()), h("span", {}, "Wall "), h("strong#wall-count", {}, String(view.wall_count))),
-    view.call ? h("div.call-tile", {}, h("span.small", {}, `${ctx.name(view.call.discarder)} discarded`), tileView(view.call.tile),
-      frame.deadline_ms ? countdown(frame.deadline_ms) : null) : null,
-    view.waits?.length ? h("div.waits", { "aria-label": "Tiles that would complete your hand" }, h("span.small", {}, "Waiting on"),
+    h("div.wall#wall", { role: "group", "aria-label": `Wall: ${view.wall_count} tiles left` }, h("span.wall-icon", { "aria-hidden": "true" }, tileBack()), h("span", {}, "Wall "), h("strong#wall-count", {}, String(view.wall_count))),
+    view.call ? h("div.call-tile#call-tile", {}, h("span.small", {}, `${ctx.name(view.call.discarder)} discarded`), tileView(view.call.tile),
+      frame.deadline_ms ? countdown(frame.deadline_ms) : null)
+      : lastOut(ctx),
+    view.waits?.length ? h("div.waits", { role: "group", "aria-label": "Tiles that would complete your hand" }, h("span.small", {}, "Waiting on"),
       view.waits.map((w) => h("span.wait", { title: w.self_draw_only ? "self-draw only" : "" }, tileView(w.tile, { small: true }), w.self_draw_only ? h("small", {}, "self-draw") : null))) : null,
     extras(view, KNOWN_VIEW, "mahjong"));
+}
+
+/** The newest discard still on the table, in the middle of the board (on a phone the
+ * discarder's row may be out of sight). */
+function lastOut(ctx) {
+  const last = ctx.lastDiscard;
+  const pile = last && ctx.view.players[last.seat]?.discards;
+  if (!pile || pile[pile.length - 1] !== last.tile) return null;
+  return h("div.call-tile.last-discard#last-discard", {},
+    h("span.small", {}, `${last.seat === ctx.seat ? "You" : ctx.name(last.seat)} discarded`), tileView(last.tile));
 }
 
 function claimPrompt(ctx) {
@@ -119,9 +131,10 @@ function claimPrompt(ctx) {
         id: `claim-${c.kind}-${i}`,
         dataset: { action: `claim-${c.kind}`, claim: c.kind },
         disabled: ctx.busy,
-        "aria-label": `${CLAIM_LABEL[c.kind] || c.kind}${c.tiles.length ? ` with ${c.tiles.map(tileLabel).join(" and ")}` : ""}`,
         onclick: () => ctx.act(c),
       }, h("span", {}, CLAIM_LABEL[c.kind] || humanize(c.kind)),
+      // The name is the visible word and then the tiles (WCAG 2.5.3, label in name).
+      c.tiles.length ? h("span.sr-only", {}, ` with ${c.tiles.map(tileLabel).join(" and ")}`) : null,
       c.tiles.length ? h("span.tile-row", { "aria-hidden": "true" }, sortTiles([...c.tiles, tile]).map((t) => tileView(t, { small: true }))) : null)),
       pass ? h("button#pass", { type: "button", dataset: { action: "pass" }, disabled: ctx.busy, onclick: () => ctx.act(pass) }, "Pass") : null,
       frame.deadline_ms ? countdown(frame.deadline_ms, { big: true }) : null));
@@ -147,16 +160,16 @@ function myHand(ctx) {
   const picked = ctx.picked ?? -1;
   const marked = sel === undefined ? -1 : tiles[picked] === sel ? picked : tiles.indexOf(sel);
   const buttons = tiles.map((t, i) => {
+    const notes = [t === view.joker ? "joker" : "", drawn && i === tiles.length - 1 ? "just drawn" : ""].filter(Boolean);
     const b = tileButton(t, {
       selected: i === marked,
       index: i,
       extra: `${drawn && i === tiles.length - 1 ? "drawn" : ""} ${jokerClass(t, view.joker)}`,
+      note: notes.length ? `(${notes.join(", ")})` : "",
       onToggle: () => ctx.setSelection(i === marked ? [] : [t], i),
     });
     // Keyed by kind and copy, so a draw or a discard keeps the other tiles' elements.
     b.dataset.key = drawn && i === tiles.length - 1 ? "drawn" : `${t}#${tiles.slice(0, i).filter((x) => x === t).length}`;
-    const notes = [t === view.joker ? "joker" : "", drawn && i === tiles.length - 1 ? "just drawn" : ""].filter(Boolean);
-    if (notes.length) b.setAttribute("aria-label", `${tileLabel(t)} (${notes.join(", ")})`);
     return b;
   });
   if (drawn) buttons.splice(buttons.length - 1, 0, h("span.drawn-gap", { "aria-hidden": "true" }));
@@ -216,7 +229,7 @@ function actionBar(ctx) {
         : shows.length ? `Show Hand: select one of ${shows.map((a) => tileLabel(a.tile)).join(", ")} first` : "Show Hand (your hand is not waiting)")
       : null,
     kangs.length
-      ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile, key: `kang-${k.type}-${k.tile}` }, disabled: ctx.busy, "aria-label": `${kong} of ${tileLabel(k.tile)}`, onclick: () => ctx.act(k) }, `${kong} `, tileView(k.tile, { small: true })))
+      ? kangs.map((k) => h("button", { type: "button", dataset: { action: "kang", tile: k.tile, key: `kang-${k.type}-${k.tile}` }, disabled: ctx.busy, onclick: () => ctx.act(k) }, `${kong} `, h("span.sr-only", {}, `of ${tileLabel(k.tile)}`), h("span", { "aria-hidden": "true" }, tileView(k.tile, { small: true }))))
       : btn("kang", kong, null),
     btn("mahjong", ctx.table.game === "kawuxing" ? "Win!" : "Mahjong!", win, Boolean(win)),
     view.win_blocked_reason ? h("p.win-blocked#win-blocked", { dataset: { code: view.win_blocked } }, view.win_blocked_reason) : null,
@@ -233,15 +246,14 @@ function whyLine(ctx) {
 
 /** Ka Wu Xing: the discards that allow Show Hand; tapping one selects it in the hand. */
 function showChoices(ctx, shows) {
-  return h("div.waits#show-tiles", { "aria-label": "Discards that leave your hand waiting: Show Hand possible" },
+  return h("div.waits#show-tiles", { role: "group", "aria-label": "Discards that leave your hand waiting: Show Hand possible" },
     h("span.small", {}, "Show Hand with"),
     shows.map((a) => h("button.show-pick", {
       type: "button",
       dataset: { tile: a.tile },
       disabled: ctx.busy,
-      "aria-label": `Select ${tileLabel(a.tile)} for Show Hand`,
       onclick: () => ctx.setSelection([a.tile]),
-    }, tileView(a.tile, { small: true }))));
+    }, h("span.sr-only", {}, `Select ${tileLabel(a.tile)} for Show Hand`), h("span", { "aria-hidden": "true" }, tileView(a.tile, { small: true })))));
 }
 
 function hint(ctx) {
@@ -333,7 +345,7 @@ export function rulesPanel(table, { open = false } = {}) {
   const entries = Object.entries(o.points || {}).filter(([name]) => o.special_hands || !SPECIAL_HANDS.includes(name));
   const isCategory = ([name]) => /^(Win by|Bisaklat)/.test(name);
   return h("details.rules", { open, dataset: { tableId: table.table_id } },
-    h("summary", { "aria-label": `Rules of this table: ${RULESET_NAMES[o.ruleset] || o.ruleset}` }, "Rules: ", RULESET_NAMES[o.ruleset] || o.ruleset),
+    h("summary", {}, "Rules", h("span.ruleset", {}, `: ${RULESET_NAMES[o.ruleset] || o.ruleset}`)),
     h("div.rules-body", {},
       on.length ? h("ul.rule-list", {}, on) : h("p.small", {}, "5 sets + a pair; no jokers."),
       h("p.small", {}, `${timers.join("; ")}. A loser pays at most ${table.bet ? table.max_loss / table.bet : o.cap_units}× the bet.`),
@@ -359,7 +371,7 @@ function kawuxingRules(table, o, open) {
     o.turn_seconds && o.away_after_timeouts ? `marked away after ${o.away_after_timeouts} time-out${o.away_after_timeouts > 1 ? "s" : ""} in a row` : null,
   ].filter(Boolean);
   return h("details.rules", { open, dataset: { tableId: table.table_id } },
-    h("summary", { "aria-label": "Rules of this table: Ka Wu Xing" }, "Rules: Ka Wu Xing"),
+    h("summary", {}, "Rules", h("span.ruleset", {}, ": Ka Wu Xing")),
     h("div.rules-body", {},
       h("p.small", {}, `${lines.join("; ")}.`),
       h("p.small", {}, `Score cap ${o.cap ? `×${o.cap}` : "none"}${o.kong_on_kong ? "; kong on kong doubles" : ""}${o.loss_limit ? `; a loser pays at most ${o.loss_limit}` : ""}.`)));

@@ -31,14 +31,15 @@ function meldBox(meld, ctx) {
     ? Array.from({ length: meld.size }, () => cardBack({ small: true }))
     : sortCards(meld.cards, meld.kind === "run" ? "suit" : "rank").map((c) => cardView(c, { small: true }));
   const label = `${meld.kind === "run" ? "Run" : "Set"} of ${ctx.name(meld.owner)}${meld.face_down ? " (face down)" : ""}`;
+  // Named by its text and its cards' names ("Set of Ana: 6 of spades, …"), not by an
+  // aria-label that leaves out the cards one sees (WCAG 2.5.3, label in name).
   return h(`button.meld${fit ? ".can-lay" : ""}`, {
     type: "button",
     disabled: !fit || ctx.busy,
-    "aria-label": fit ? `Lay off the selected cards on ${label}` : label,
     title: fit ? "Lay off here" : label,
     dataset: { meld: String(meld.id), owner: String(meld.owner) },
     onclick: () => fit && ctx.act(fit),
-  }, cards);
+  }, h("span.sr-only", {}, fit ? `Lay off the selected cards on ${label}: ` : `${label}: `), cards);
 }
 
 function sameSel(cards, selection) {
@@ -60,17 +61,17 @@ function playerArea(ctx, s, { bottom = false } = {}) {
     const answer = view.draw_call.answers[s];
     if (answer && answer !== "pending") status.push(h(`span.chip.answer-${answer}`, {}, answer === "caller" ? "Called Draw" : answer));
   }
-  return h(`div.player-area${turn ? ".acting" : ""}${bottom ? ".me" : ""}`, { dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}'s area` },
+  return h(`div.player-area${turn ? ".acting" : ""}${bottom ? ".me" : ""}`, { role: "group", dataset: { seat: String(s) }, "aria-label": `${ctx.name(s)}'s area` },
     h("div.player-head", {},
       h("span.player-name", {}, ctx.name(s)),
       status,
-      bottom ? null : h("span.hand-count", { "aria-label": `${size} cards in hand` },
+      bottom ? null : h("span.hand-count", { role: "img", "aria-label": `${size} cards in hand` },
         h("span.mini-fan", { "aria-hidden": "true" }, Array.from({ length: Math.min(size, 13) }, () => cardBack({ small: true }))),
         h("span.count", {}, `${size}`)),
       ctx.markers ? ctx.markers(s) : null,
       turn ? h("span.chip.turn", {}, "to play") : null,
       ctx.clockOf ? ctx.clockOf(s) : null),
-    h("div.melds", { "aria-label": `${ctx.name(s)}'s melds` },
+    h("div.melds", { role: "group", "aria-label": `${ctx.name(s)}'s melds` },
       melds.length ? melds.map((m) => meldBox(m, ctx)) : h("span.muted.small", {}, "No melds yet")));
 }
 
@@ -82,19 +83,18 @@ function center(ctx) {
   const take = matching(view.legal, "take_discard", ctx.selection);
   const under = discards.slice(-6, -1);
   return h("div.center", {},
-    h("div.pile.stock", { "aria-label": `Stock: ${view.stock_count} cards` },
+    h("div.pile.stock#stock", { role: "group", "aria-label": `Stock: ${view.stock_count} cards` },
       view.stock_count ? cardBack() : h("span.card.empty", { "aria-hidden": "true" }),
       h("span.pile-label", {}, "Stock ", h("strong#stock-count", {}, String(view.stock_count)))),
-    h("div.pile.discards", { "aria-label": `Discard pile: ${discards.length} cards` },
+    h("div.pile.discards#discards", { role: "group", "aria-label": `Discard pile: ${discards.length} cards` },
       h("div.under", { "aria-hidden": "true" }, under.map((c) => cardView(c, { small: true }))),
       top
         ? h(`button.top-discard${take ? ".can-take" : ""}`, {
           type: "button",
           id: "top-discard",
           disabled: !take || ctx.busy,
-          "aria-label": take ? `Take the discard with your selected cards` : `Top discard`,
           onclick: () => take && ctx.act(take),
-        }, cardView(top))
+        }, h("span.sr-only", {}, take ? "Take the discard with your selected cards: " : "Top discard: "), cardView(top))
         : h("span.card.empty", { "aria-hidden": "true" }),
       h("span.pile-label", {}, takes.length && !take ? "Select cards that meld with it" : "Discards")));
 }
@@ -254,7 +254,7 @@ export function renderTray(ctx) {
   return [
     drawCallPanel(ctx),
     h("p.turn-hint#hint", { "aria-live": "polite" }, hint(ctx),
-      top && ofType(view.legal, "take_discard").length ? h("span.hint-card", { "aria-label": "Top discard" }, " ", cardView(top, { small: true })) : null),
+      top && ofType(view.legal, "take_discard").length ? h("span.hint-card", {}, h("span.sr-only", {}, " Top discard:"), " ", cardView(top, { small: true })) : null),
     seated ? myHand(ctx) : null,
     seated ? ctx.turnStatus : null,
     seated ? actionBar(ctx) : null,
@@ -283,7 +283,7 @@ export function rulesPanel(table, { open = false } = {}) {
     o.turn_seconds && o.away_after_timeouts ? `marked away after ${o.away_after_timeouts} time-out${o.away_after_timeouts > 1 ? "s" : ""} in a row` : null,
   ].filter(Boolean);
   return h("details.rules", { open, dataset: { tableId: table.table_id } },
-    h("summary", { "aria-label": `Rules of this table: ${RULESET_NAMES[o.ruleset] || o.ruleset}` }, "Rules: ", RULESET_NAMES[o.ruleset] || o.ruleset),
+    h("summary", {}, "Rules", h("span.ruleset", {}, `: ${RULESET_NAMES[o.ruleset] || o.ruleset}`)),
     h("div.rules-body", {},
       h("ul.rule-list", {}, rules.map((r) => h("li", {}, r))),
       h("p.small.clock-rules", {}, `${clocks.join("; ")}.`)));

@@ -38,8 +38,9 @@ export async function render(root, app) {
   const tray = h("section.tray#tray", { "aria-label": "Your hand and moves" });
   const controls = h("section.controls#controls", { "aria-label": "Table controls" });
   const resultBox = h("section.result-box#result", { "aria-live": "polite" });
-  const logList = h("ol.move-log#move-log", { "aria-label": "Moves so far" });
-  const chatList = h("ol.chat-list#chat-list", { "aria-live": "polite", "aria-label": "Chat messages" });
+  // Both scroll inside their own boxes: focusable, so a keyboard can scroll them too.
+  const logList = h("ol.move-log#move-log", { "aria-label": "Moves so far", tabindex: "0" });
+  const chatList = h("ol.chat-list#chat-list", { "aria-live": "polite", "aria-label": "Chat messages", tabindex: "0" });
   const chatInput = h("input#chat-input", { type: "text", maxlength: 300, autocomplete: "off", "aria-label": "Chat message", placeholder: "Say something nice…" });
   const chatNote = h("p.muted.small#chat-note", { hidden: true }, "The host turned chat off.");
   const chatSend = h("button", { type: "submit" }, "Send");
@@ -209,6 +210,7 @@ export async function render(root, app) {
       sort: st.sort,
       busy: st.busy,
       name: (i) => t.seats[i]?.display_name || `Seat ${i + 1}`,
+      lastDiscard: lastDiscard(st),
       toggle: (item) => dispatch({ type: "toggle", item }),
       setSelection: (items, picked) => dispatch({ type: "select", items, picked }),
       setSort: (sort) => dispatch({ type: "sort", sort }),
@@ -487,6 +489,19 @@ export async function render(root, app) {
       window.kalaro.tableStore = null;
     }
   };
+}
+
+/** The tile game's newest discard still lying on the table ({seat, tile}), from this
+ * hand's move log; null once it was claimed (or before any discard was seen). */
+function lastDiscard(st) {
+  const hand = `${st.frame?.hand_id}:`;
+  for (let i = st.log.length - 1; i >= 0; i -= 1) {
+    const e = st.log[i];
+    if (!e.key.startsWith(hand)) return null;
+    if (e.kind === "claim") return null;
+    if (e.kind === "discard") return e.tile ? { seat: e.seat, tile: e.tile } : null;
+  }
+  return null;
 }
 
 // --- focus and keyboard ---------------------------------------------------------------

@@ -90,7 +90,7 @@ export function render(root, app) {
         h("section.panel", { "aria-labelledby": "req-title" }, h("h2#req-title", {}, "Request credits"), form, h("h3", {}, "Your requests"), requests),
         h("section.panel", { "aria-labelledby": "hist-title" }, h("h2#hist-title", {}, "History"),
           h("p.small", {}, h("a#wallet-my-hands", { href: "#/hands" }, "My hands: replay and verify your finished hands")),
-          h("div.table-scroll", {}, h("table.history", {},
+          h("div.table-scroll", { tabindex: "0", role: "group", "aria-label": "History" }, h("table.history", {},
             h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "When"), h("th", { scope: "col" }, "What"), h("th.hide-phone", { scope: "col" }, "Note"), h("th", { scope: "col" }, "Credits"))),
             historyBody)),
           more))));

@@ -2,6 +2,8 @@
 opens the replay, the replay steps through the hand from my seat to the revealed result,
 the fairness check runs in the page (and fails on a tampered record), and the record
 downloads as the file ``kalaro verify`` reads. Dates in the wallet share one format.
+axe-core finds no serious or critical WCAG 2.2 AA violation on My hands and on the
+replay (a step, the result, the fairness check).
 
 The hand itself is played with the SDK (a thread of its own: Playwright's sync API owns
 this thread's event loop), then the player signs in to the browser.
@@ -23,6 +25,7 @@ import pytest
 
 from kalaro.proto.engine import HandRecord
 from kalaro.verify import verify_hand
+from tests.e2e.browser.axe import assert_accessible
 from tests.e2e.browser.conftest import PHONE, WIDE
 from tests.e2e.browser.pages import PASSWORD, shot, sign_in
 from tests.e2e.stack import Stack
@@ -97,6 +100,7 @@ def test_wallet_row_opens_the_replay_which_verifies(
     assert DATE.match(row.locator("time").inner_text())
     no_sideways_scroll(page)
     shot(page, screenshots, f"31-my-hands-{tag}")
+    assert_accessible(page, f"My hands ({tag})")
 
     # The replay from the wallet's link: the deal, then step by step, then the result.
     page.goto("/#/wallet")
@@ -111,6 +115,7 @@ def test_wallet_row_opens_the_replay_which_verifies(
     expect(page.locator("#replay-counter")).to_contain_text("Step 2 of")
     no_sideways_scroll(page)
     shot(page, screenshots, f"32-replay-step-{tag}")
+    assert_accessible(page, f"the replay, step 2 ({tag})")
     page.click("#replay-last")
     expect(page.locator("#result-panel")).to_be_visible()
     # Every hand revealed at the end: three players' rows with their cards.
@@ -122,6 +127,7 @@ def test_wallet_row_opens_the_replay_which_verifies(
     expect(page.locator("#verify-verdict")).to_contain_text("Verified")
     assert page.locator("#verify-checks li.ok").count() == 3
     shot(page, screenshots, f"33-replay-verified-{tag}")
+    assert_accessible(page, f"the replay's result, verified ({tag})")
     with page.expect_download() as download:
         page.click("#download-hand")
     assert download.value.suggested_filename == f"hand-{hand_id}.json"

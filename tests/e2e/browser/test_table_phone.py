@@ -4,8 +4,12 @@ Through every update of the hand, your hand and your moves (the tray) stay insid
 screen (in landscape, in a column beside the board, never over it), the page never
 moves (``window.scrollY`` is the same after each update as before the move), every move
 is made by tapping in the tray (never a scroll), every grey move button says why, and
-the move log fills up. Also: the mute toggle is remembered across a reload, and Meld
-with three unrelated cards says that they are not a set or run."""
+the move log fills up. While the hand is on, the header is one line (the site's bar
+folds away) and the middle of the board (the stock or wall, and the top discard) is on
+the screen, above the tray in portrait and beside it in landscape; axe-core finds no
+serious or critical WCAG 2.2 AA violation, during the hand nor on its result. Also: the
+mute toggle is remembered across a reload, and Meld with three unrelated cards says that
+they are not a set or run."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.browser.axe import assert_accessible
 from tests.e2e.browser.conftest import PHONE
 from tests.e2e.browser.pages import sign_up, view_of
 
@@ -35,12 +40,17 @@ LAYOUT = """() => {
     .map((b) => ({id: b.id || b.textContent, title: b.title, why: b.dataset.why || ''}));
   return {h: window.innerHeight, w: window.innerWidth, y: window.scrollY,
           tray: box('#tray'), hand: box('#hand'), actions: box('#actions'),
-          felt: box('#felt'),
+          felt: box('#felt'), head: box('.table-head'),
+          topbar: getComputedStyle(document.querySelector('#topbar')).display,
+          // The middle of the board: the stock (wall) and the top discard, where shown.
+          middle: ['#stock', '#top-discard', '#wall', '#call-tile', '#last-discard']
+            .map((sel) => [sel, box(sel)]).filter(([, r]) => r),
           last: box('#hand button:last-child'), disabled,
           log: document.querySelectorAll('#move-log li.log-entry').length,
           over: (() => { const s = window.kalaro.tableState; const v = s?.frame?.view;
-                         return Boolean(s?.result || s?.table?.status !== 'playing'
-                                        || v?.result || v?.phase === 'over'); })()};
+                         const on = ['playing', 'dealing'].includes(s?.table?.status);
+                         return Boolean(s?.result || !on || v?.result || v?.phase === 'over');
+                       })()};
 }"""
 
 
@@ -60,6 +70,18 @@ def check_layout(page: Any, where: str) -> dict[str, Any] | None:
         assert r["left"] >= -0.5 and r["right"] <= lay["w"] + 0.5, off
     for b in lay["disabled"]:
         assert b["title"], f"{where}: grey {b['id']} does not say why"
+    # One line of header: the table's head alone, no taller than its back button row.
+    assert lay["topbar"] == "none", f"{where}: the site's bar is shown during a hand"
+    assert lay["head"]["bottom"] - lay["head"]["top"] <= 48, f"{where}: header {lay['head']}"
+    names = {sel for sel, _ in lay["middle"]}
+    assert {"#stock", "#wall"} & names, f"{where}: no stock or wall on the board"
+    for sel, r in lay["middle"]:
+        hidden = f"{where}: {sel} {r} is not in sight above the tray {lay['tray']}"
+        assert r["top"] >= -0.5, hidden
+        if lay["w"] > lay["h"]:
+            assert r["bottom"] <= lay["h"] + 0.5 and r["right"] <= lay["tray"]["left"] + 0.5, hidden
+        else:
+            assert r["bottom"] <= lay["tray"]["top"] + 0.5, hidden
     if lay["w"] > lay["h"]:
         # Landscape: the tray is a column beside the board, never over it.
         felt, tray = lay["felt"], lay["tray"]
@@ -187,7 +209,8 @@ def play_practice_hand(page: Any, game: str, tag: str, screenshots: Path) -> dic
     while time.monotonic() < end:
         state = view_of(page)
         assert state is not None
-        if state["result"] or state["status"] != "playing":
+        # "dealing": the deal's first views can land before the table's status says playing.
+        if state["result"] or state["status"] not in ("playing", "dealing"):
             # Over: the table is back to waiting, and the result frame is on its way.
             page.wait_for_function("() => window.kalaro.tableState.result", timeout=15000)
             break
@@ -214,6 +237,7 @@ def play_practice_hand(page: Any, game: str, tag: str, screenshots: Path) -> dic
             if not shot_taken and moves == 2:
                 shot_taken = True
                 page.screenshot(path=str(screenshots / f"18-table-{game}-{tag}.png"))
+                assert_accessible(page, f"the {game} table, {tag}, during a hand")
             if game == "tongits":
                 tongits_move(page, state["view"], seen)
             else:
@@ -228,6 +252,7 @@ def play_practice_hand(page: Any, game: str, tag: str, screenshots: Path) -> dic
     assert moves >= 1, moves
     page.wait_for_selector("#result-panel")
     page.screenshot(path=str(screenshots / f"18-table-{game}-{tag}-result.png"))
+    assert_accessible(page, f"the {game} table, {tag}, showing the result")
     # The move log told the story: draws, discards and the end.
     entries = page.locator("#move-log li.log-entry")
     assert entries.count() >= moves, (entries.count(), moves)
