@@ -17,6 +17,7 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components
 from litestar.static_files import create_static_files_router
 from litestar.types import Empty
 from nats.aio.client import Client as NATS
@@ -34,7 +35,12 @@ from kalaro.proto.api import ErrorBody, ErrorDetail
 from kalaro.proto.auth import SessionRevoked
 from kalaro.settings import Settings
 from services.gateway import limits, routes, routes_admin, routes_hands, routes_practice
-from services.gateway.apidoc import document_errors, document_limits
+from services.gateway.apidoc import (
+    SECURITY_SCHEMES,
+    document_errors,
+    document_limits,
+    document_security,
+)
 from services.gateway.hub import Hub
 from services.gateway.local_moves import LocalMoves
 from services.gateway.presence import PresenceReporter
@@ -60,6 +66,12 @@ class GatewayRequest(Request):  # type: ignore[type-arg]
         if self._json is not Empty:
             return self._json
         body = await self.body()
+        if not _json_media_type(self.headers.get("content-type", "")) and (
+            body or "content-type" in self.headers
+        ):
+            # Read under application/json only: a form or text/plain post from another
+            # site (no CORS preflight) must not act as a JSON one would.
+            raise HTTPException(status_code=415, detail="send the body as application/json")
         if limits.too_deep(body):
             log.warning(
                 "refused a body nested deeper than %d levels: %s %s from %s",
@@ -75,6 +87,10 @@ class GatewayRequest(Request):  # type: ignore[type-arg]
             except msgspec.DecodeError as exc:
                 raise ValidationException(f"malformed JSON body: {exc}") from None
         return await super().json()
+
+
+def _json_media_type(content_type: str) -> bool:
+    return content_type.partition(";")[0].strip().lower() == "application/json"
 
 
 def _client(request: Request) -> str:  # type: ignore[type-arg]
@@ -107,11 +123,25 @@ def _on_validation_error(_: Request, exc: ValidationException) -> Response[Error
     return _error(400, codes.BAD_REQUEST, f"invalid request: {detail}")
 
 
+#: The error code of each status Litestar itself answers with (the rest: bad_request).
+_HTTP_CODES = {
+    401: codes.UNAUTHORIZED,
+    403: codes.FORBIDDEN,
+    404: codes.NOT_FOUND,
+    405: codes.METHOD_NOT_ALLOWED,
+    413: codes.TOO_LARGE,
+    415: codes.UNSUPPORTED_MEDIA_TYPE,
+}
+
+
 def _on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:  # type: ignore[type-arg]
-    code = {401: codes.UNAUTHORIZED, 403: codes.FORBIDDEN, 404: codes.NOT_FOUND}.get(
+    code = _HTTP_CODES.get(
         exc.status_code, codes.BAD_REQUEST if exc.status_code < 500 else codes.INTERNAL
     )
-    return _error(exc.status_code, code, str(exc.detail))
+    response = _error(exc.status_code, code, str(exc.detail))
+    for name, value in (exc.headers or {}).items():  # a 405's Allow
+        response.headers[name] = value
+    return response
 
 
 def _on_unexpected(_: Request, exc: Exception) -> Response[ErrorBody]:  # type: ignore[type-arg]
@@ -315,6 +345,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
             description="Tongits and Filipino Mahjong for fun credits. "
             'Errors are always {"error": {"code", "message"}}.',
             path="/schema",
+            components=Components(security_schemes=SECURITY_SCHEMES),
             render_plugins=[OfflineDocsPlugin(path="/"), SwaggerRenderPlugin(path="/swagger")],
         ),
         debug=False,
@@ -323,5 +354,6 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         logging_config=None,
     )
     document_errors(app)
+    document_security(app)
     document_limits(app)
     return app

@@ -39,7 +39,7 @@ def test_the_document_states_the_limits_litestar_leaves_out() -> None:
     assert schemas["CreateTableBody"]["additionalProperties"] is False
     history = doc["paths"]["/api/wallet/history"]["get"]
     (before,) = [p for p in history["parameters"] if p["name"] == "before"]
-    assert {"minimum": 0, "type": "integer"} in before["schema"]["oneOf"]
+    assert {"minimum": 1, "maximum": 2**53, "type": "integer"} in before["schema"]["oneOf"]
     for item in doc["paths"].values():
         for operation in item.values():
             limited = operation["responses"].get("429")

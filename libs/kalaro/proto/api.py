@@ -12,6 +12,20 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+
+def whole(pattern: str) -> str:
+    """A pattern the whole string must match, read alike by Python and JSON Schema.
+
+    Python's ``$`` also matches before a trailing newline, so ``^[a-z]*$`` lets ``"a\\n"``
+    through (and on into a NATS subject or a key); ``(?!\\n)`` after it refuses that,
+    and means nothing to an ECMAScript reader, whose ``$`` is the end.
+    """
+    return f"^(?:{pattern})$(?!\\n)"
+
+
+#: No control characters (C0, DEL, C1): what a person types, nothing that moves a cursor.
+PRINTABLE = whole("[^\\x00-\\x1f\\x7f-\\x9f]*")
+
 Email = Annotated[str, msgspec.Meta(min_length=3, max_length=254)]
 Password = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
@@ -63,7 +77,7 @@ class AdjustBody(_Strict, frozen=True, kw_only=True):
     reason: Reason
     kind: Literal["grant", "adjust"] = "grant"
     # Send the same key again to retry safely (after a timeout, say): it applies once.
-    request_key: Annotated[str, msgspec.Meta(max_length=64, pattern="^[A-Za-z0-9_-]*$")] = ""
+    request_key: Annotated[str, msgspec.Meta(max_length=64, pattern=whole("[A-Za-z0-9_-]*"))] = ""
 
 
 class ErrorDetail(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,7 +118,7 @@ class SitBody(_Strict, frozen=True, kw_only=True):
 
 class ReadyBody(_Strict, frozen=True, kw_only=True):
     ready: bool = True
-    entropy: Annotated[str, msgspec.Meta(max_length=64)] = ""
+    entropy: Annotated[str, msgspec.Meta(max_length=64, pattern=PRINTABLE)] = ""
 
 
 class LeaveAfterHandBody(_Strict, frozen=True, kw_only=True):

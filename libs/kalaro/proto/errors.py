@@ -33,6 +33,12 @@ HAND_CANCELLED = "hand_cancelled"
 NOT_SUBSCRIBED = "not_subscribed"
 # WebSocket only: the socket sent frames faster than its budget.
 RATE_LIMITED = "rate_limited"
+# HTTP only: the route has no such method (the answer's ``Allow`` lists those it has).
+METHOD_NOT_ALLOWED = "method_not_allowed"
+# HTTP only: a body that is not ``application/json``; it is not read.
+UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+# HTTP only: a body larger than the gateway reads.
+TOO_LARGE = "too_large"
 # Client SDK only: the gateway answered an error without the JSON error body.
 HTTP_ERROR = "http_error"
 
@@ -47,6 +53,7 @@ HTTP_STATUS: dict[str, int] = {
     FORBIDDEN: 403,
     REMOVED_FROM_TABLE: 403,
     NOT_FOUND: 404,
+    METHOD_NOT_ALLOWED: 405,
     CONFLICT: 409,
     EMAIL_TAKEN: 409,
     ALREADY_DECIDED: 409,
@@ -54,6 +61,8 @@ HTTP_STATUS: dict[str, int] = {
     STALE_VERSION: 409,
     HAND_CANCELLED: 409,
     NOT_SUBSCRIBED: 409,
+    TOO_LARGE: 413,
+    UNSUPPORTED_MEDIA_TYPE: 415,
     THROTTLED: 429,
     RATE_LIMITED: 429,
     UNAVAILABLE: 503,
