@@ -84,7 +84,7 @@ async def _require_table_host(connection: ASGIConnection, claims: AccessClaims) 
     The lobby checks again when it acts; this is only so nothing else is read first."""
     table_id = str(connection.path_params.get("table_id", ""))
     if not 1 <= len(table_id) <= 64:
-        raise RemoteError(codes.NOT_FOUND, f"no table {table_id[:64]!r}")
+        raise RemoteError(codes.NOT_FOUND, lb.NO_SUCH_TABLE)
     who = lb.Caller(user_id=claims.user_id, display_name=claims.name, roles=tuple(claims.roles))
     asking = lb.GetTable(table_id=table_id, caller=who)
     table = await bus_request(connection.app.state.nc, endpoints.LOBBY_GET_TABLE, asking)

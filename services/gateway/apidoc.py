@@ -34,7 +34,7 @@ _DESCRIPTIONS = {
     404: "No such resource, or one the caller may not see (code `not_found`)",
     409: "Conflict with the current state (codes `conflict`, `email_taken`, "
     "`already_decided`, `insufficient_funds`)",
-    413: "The request body is larger than the gateway accepts (code `too_large`)",
+    413: "The request body is larger than the gateway accepts",
     415: "The body is not sent as `application/json` (code `unsupported_media_type`); "
     "it is not read",
     429: "Too many requests from this account or address (code `throttled`); "

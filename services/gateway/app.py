@@ -129,7 +129,6 @@ _HTTP_CODES = {
     403: codes.FORBIDDEN,
     404: codes.NOT_FOUND,
     405: codes.METHOD_NOT_ALLOWED,
-    413: codes.TOO_LARGE,
     415: codes.UNSUPPORTED_MEDIA_TYPE,
 }
 

@@ -477,7 +477,7 @@ class TablesController(Controller):
         """Anyone's once a public table's hand finished (the engine keeps a record only
         of finished hands); at a private table only its players', host's and admins'.
         Anyone else is answered as if there were no such hand."""
-        missing = RemoteError(codes.NOT_FOUND, f"no hand {hand_id} at table {table_id}")
+        missing = RemoteError(codes.NOT_FOUND, "no such finished hand at this table")
         try:
             # No caller: the whole table whoever asks (the record's players decide below).
             table = await forward(

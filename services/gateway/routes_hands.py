@@ -27,6 +27,7 @@ from kalaro.tokens import AccessClaims
 from services.gateway import access
 from services.gateway.routes import Claims, forward, provide_claims
 
+NO_HAND_OF_YOURS = "no such finished hand of yours (records are kept 7 days)"
 #: A page of "My hands" holds at most this many (the engines' own bound is higher).
 MAX_PAGE = 50
 
@@ -106,7 +107,8 @@ async def _my_record(
         [i for i, p in enumerate(record.players) if p.user_id == claims.user_id] if record else []
     )
     if record is None or not seats:
-        raise RemoteError(codes.NOT_FOUND, f"no finished {game} hand {hand_id} of yours")
+        # One answer, word for word, whether the hand is missing or just not theirs.
+        raise RemoteError(codes.NOT_FOUND, NO_HAND_OF_YOURS)
     return record, seats[0]
 
 

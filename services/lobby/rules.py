@@ -18,7 +18,7 @@ from msgspec.structs import replace
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
-from kalaro.proto.lobby import Caller, RemovedPlayer, SeatInfo, TableInfo
+from kalaro.proto.lobby import NO_SUCH_TABLE, Caller, RemovedPlayer, SeatInfo, TableInfo
 from services.lobby.records import (
     BOT_ROLE,
     BOT_SEAT_HOLD_SECONDS,
@@ -133,7 +133,7 @@ def sit_seat(
         given = (invite_code or "").encode()
         host = caller.user_id == info.host_id
         if not host and not hmac.compare_digest(given, (rec.invite_code or "").encode()):
-            raise _error(codes.NOT_FOUND, f"no table {info.table_id!r}")
+            raise _error(codes.NOT_FOUND, NO_SUCH_TABLE)
     require_open(info)
     if already is not None:
         raise _error(codes.CONFLICT, f"you are already sitting in seat {already}")

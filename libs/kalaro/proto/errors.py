@@ -37,8 +37,6 @@ RATE_LIMITED = "rate_limited"
 METHOD_NOT_ALLOWED = "method_not_allowed"
 # HTTP only: a body that is not ``application/json``; it is not read.
 UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
-# HTTP only: a body larger than the gateway reads.
-TOO_LARGE = "too_large"
 # Client SDK only: the gateway answered an error without the JSON error body.
 HTTP_ERROR = "http_error"
 
@@ -61,7 +59,6 @@ HTTP_STATUS: dict[str, int] = {
     STALE_VERSION: 409,
     HAND_CANCELLED: 409,
     NOT_SUBSCRIBED: 409,
-    TOO_LARGE: 413,
     UNSUPPORTED_MEDIA_TYPE: 415,
     THROTTLED: 429,
     RATE_LIMITED: 429,

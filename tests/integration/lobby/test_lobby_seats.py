@@ -53,11 +53,9 @@ async def test_private_table_needs_the_invite_code(lobby: LobbyHarness) -> None:
     ana, ben = lobby.user("Ana"), lobby.user("Ben")
     # Without the right code: exactly what a table that does not exist answers.
     unknown = await refused(codes.NOT_FOUND, lobby.sit(ana, "no-such-table"))
-    assert await refused(codes.NOT_FOUND, lobby.sit(ana, table_id)) == unknown.replace(
-        "no-such-table", table_id
-    )
-    message = await refused(codes.NOT_FOUND, lobby.sit(ana, table_id, code=code[:-1] + "x"))
-    assert message == f"no table {table_id!r}"
+    assert await refused(codes.NOT_FOUND, lobby.sit(ana, table_id)) == unknown
+    wrong = await refused(codes.NOT_FOUND, lobby.sit(ana, table_id, code=code[:-1] + "x"))
+    assert wrong == unknown
     # A wrong code costs nothing at the wallet: refused before the balance is asked.
     assert lobby.peers.balance_asks == []
     seated = await lobby.sit(ana, table_id, code=code)

@@ -7,6 +7,7 @@ from msgspec.structs import replace
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
+from kalaro.proto.lobby import NO_SUCH_TABLE
 from services.lobby import rules
 from tests.unit.lobby.lobby_helpers import ADMIN, ANA, BEN, BOT, CRIS, HOST, NOW, record, seated
 
@@ -41,7 +42,7 @@ def test_sit_refusals() -> None:
 def test_private_table_needs_its_code_except_for_the_host() -> None:
     # Without the code the answer is an unknown table's, even for a closed table.
     rec = record(private=True, invite_code="s3cret-code")
-    unknown = f"no table {rec.info.table_id!r}"
+    unknown = NO_SUCH_TABLE
     assert refused(codes.NOT_FOUND, rules.sit, rec, ANA, None, None, NOW) == unknown
     assert refused(codes.NOT_FOUND, rules.sit, rec, ANA, None, "nope", NOW) == unknown
     ended = replace(rec, info=replace(rec.info, status="ended"))
