@@ -45,3 +45,55 @@ def test_the_document_states_the_limits_litestar_leaves_out() -> None:
             limited = operation["responses"].get("429")
             if limited is not None:
                 assert "Retry-After" in limited["headers"]
+
+
+def test_each_body_is_documented_as_msgspec_enforces_it() -> None:
+    """The body schemas are msgspec's own (the one place that checks them): bounds on an
+    optional seat, ``additionalProperties: false``, the trailing-newline guard."""
+    import msgspec
+
+    from kalaro.proto import api
+
+    doc = _plain(openapi_document())
+    assert isinstance(doc, dict)
+    schemas = doc["components"]["schemas"]
+    _, exact = msgspec.json.schema_components(
+        [api.SitBody, api.AddBotBody, api.AdjustBody, api.ReadyBody],
+        ref_template="#/components/schemas/{name}",
+    )
+    for name, schema in exact.items():
+        for field in schema["properties"].values():  # Litestar writes no null default
+            if field.get("default", 0) is None:
+                del field["default"]
+        assert schemas[name] == _plain(schema), name
+    seat = schemas["SitBody"]["properties"]["seat"]["anyOf"][0]
+    assert seat == {"type": "integer", "minimum": 0, "maximum": 7}
+    bodies = [s for n, s in schemas.items() if n.endswith("Body") and n != "ErrorBody"]
+    assert len(bodies) >= 15 and all(s["additionalProperties"] is False for s in bodies)
+
+
+def test_every_signed_in_operation_names_the_bearer_scheme_and_its_roles() -> None:
+    doc = _plain(openapi_document())
+    assert isinstance(doc, dict)
+    assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    needs = {
+        (method, path): [r for s in op.get("security", ()) for r in s["bearer"]]
+        for path, item in doc["paths"].items()
+        for method, op in item.items()
+        if op.get("security")
+    }
+    assert len(needs) >= 35
+    for (method, path), roles in needs.items():
+        if path.startswith("/api/admin"):
+            assert roles == ["admin"], (method, path)
+    assert needs[("post", "/api/tables")] == ["admin", "host"]
+    assert needs[("post", "/api/tables/{table_id}/deal")] == ["table-host"]
+    assert needs[("get", "/api/me")] == []
+    anonymous = {
+        p for p, item in doc["paths"].items() for op in item.values() if "security" not in op
+    }
+    assert anonymous == {
+        "/api/auth/sign-up", "/api/auth/sign-in", "/api/auth/google", "/api/auth/refresh",
+        "/api/auth/sign-out", "/api/auth/verify", "/api/config", "/healthz",
+        "/api/schema/messages",
+    }  # fmt: skip
