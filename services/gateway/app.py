@@ -18,6 +18,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components
+from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
 from litestar.types import Empty
 from nats.aio.client import Client as NATS
@@ -79,14 +80,29 @@ class GatewayRequest(Request):  # type: ignore[type-arg]
             )  # fmt: skip
             raise ValidationException(f"body nested deeper than {limits.MAX_DEPTH} levels")
         data = self.route_handler.parsed_data_field
-        if body and data is not None and isinstance(data.annotation, type):
-            try:
-                msgspec.json.decode(body, type=data.annotation, strict=True)
-            except msgspec.ValidationError as exc:
-                raise ValidationException(f"invalid request: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise ValidationException(f"malformed JSON body: {exc}") from None
-        return await super().json()
+        if not body or data is None or not isinstance(data.annotation, type):
+            return await super().json()
+        try:
+            # 5.0 is an integer to JSON Schema (the document's language): taken as 5.
+            # Nothing else is converted ("5" is not a number).
+            value = _integral_floats_as_ints(msgspec.json.decode(body))
+            msgspec.convert(value, type=data.annotation, strict=True)
+        except msgspec.ValidationError as exc:
+            raise ValidationException(f"invalid request: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise ValidationException(f"malformed JSON body: {exc}") from None
+        self._json = value
+        return value
+
+
+def _integral_floats_as_ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral_floats_as_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(v) for v in value]
+    return value
 
 
 def _json_media_type(content_type: str) -> bool:
@@ -190,9 +206,25 @@ def _connected(nc: NATS) -> Callable[[], Awaitable[None]]:
     return check
 
 
-def _limit_unless_probe(request: Request) -> None:  # type: ignore[type-arg]
+def _before_request(request: Request) -> Response[None] | None:  # type: ignore[type-arg]
     if request.url.path not in _PROBES:
         routes.limit_address(request)
+    if request.method == "OPTIONS":
+        return _options(request)
+    return None
+
+
+def _options(request: Request) -> Response[None]:  # type: ignore[type-arg]
+    """``Allow`` as the route has it: Litestar's own OPTIONS answer lists the methods of
+    the first controller that declared the path (``/api/tables``: POST but not GET)."""
+    template = request.scope.get("path_template", "")
+    methods = {
+        method
+        for route in request.app.routes
+        if isinstance(route, HTTPRoute) and route.path_format == template
+        for method in route.methods
+    }
+    return Response(None, status_code=204, headers={"Allow": ", ".join(sorted(methods))})
 
 
 def _with_request_ids(app: Any) -> Any:
@@ -328,7 +360,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         lifespan=[lifespan],
         request_class=GatewayRequest,
         request_max_body_size=limits.MAX_BODY_BYTES,
-        before_request=_limit_unless_probe,
+        before_request=_before_request,
         middleware=[_with_request_ids],
         before_send=[_add_security_headers],
         exception_handlers={

@@ -29,7 +29,7 @@ from services.gateway.routes import (
 )
 
 #: What an admin types: part of an email or display name (the auth service trims it).
-SearchQuery = Annotated[str, Parameter(min_length=1, max_length=100, pattern=api.PRINTABLE)]
+SearchQuery = Annotated[str, Parameter(min_length=1, max_length=100, pattern=api.SEARCH_TEXT)]
 SearchLimit = Annotated[int, Parameter(ge=1, le=50)]
 SearchOffset = Annotated[int, Parameter(ge=0, le=10_000)]
 UserId = Annotated[str, Parameter(min_length=1, max_length=64)]

@@ -23,10 +23,18 @@ def whole(pattern: str) -> str:
     return f"^(?:{pattern})$(?!\\n)"
 
 
-#: No control characters (C0, DEL, C1): what a person types, nothing that moves a cursor.
-PRINTABLE = whole("[^\\x00-\\x1f\\x7f-\\x9f]*")
+#: Printable ASCII: what clients send as a seat's entropy (random bytes as hex), and
+#: something every reader (``kalaro verify``, web/verify.js) hashes alike.
+PRINTABLE_ASCII = whole("[ -~]*")
+#: A user search: at least one character that is not a space, from an alphabet of
+#: printable characters only (ASCII, Latin-1 and Latin Extended-A, CJK ideographs; no
+#: control or format characters), since the auth service refuses anything unprintable.
+_SEARCHABLE = "!-~\\xa1-\\xac\\xae-\\u017f\\u4e00-\\u9fff"
+SEARCH_TEXT = whole(f"[ {_SEARCHABLE}]*[{_SEARCHABLE}][ {_SEARCHABLE}]*")
 
-Email = Annotated[str, msgspec.Meta(min_length=3, max_length=254)]
+Email = Annotated[
+    str, msgspec.Meta(min_length=3, max_length=254, extra_json_schema={"format": "email"})
+]
 Password = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 Note = Annotated[str, msgspec.Meta(max_length=500)]
@@ -118,7 +126,7 @@ class SitBody(_Strict, frozen=True, kw_only=True):
 
 class ReadyBody(_Strict, frozen=True, kw_only=True):
     ready: bool = True
-    entropy: Annotated[str, msgspec.Meta(max_length=64, pattern=PRINTABLE)] = ""
+    entropy: Annotated[str, msgspec.Meta(max_length=64, pattern=PRINTABLE_ASCII)] = ""
 
 
 class LeaveAfterHandBody(_Strict, frozen=True, kw_only=True):
