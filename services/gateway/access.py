@@ -65,6 +65,8 @@ class Requirement:
         return sorted(self.roles) + ([TABLE_HOST] if self.table_host else [])
 
     async def __call__(self, connection: ASGIConnection, _: Any) -> None:  # type: ignore[type-arg]
+        if connection.scope.get("method") == "OPTIONS":
+            return  # the methods of a path are no secret (app.py answers OPTIONS alone)
         claims = verified_caller(connection)  # a controller's guard ran first
         if claims is None:
             limit_address(connection)

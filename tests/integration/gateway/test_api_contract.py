@@ -220,3 +220,31 @@ async def test_every_kind_of_answer_carries_the_security_headers(
         assert head.startswith(b"http/1.1 " + status), answer
         for name, value in security_headers("/ws"):
             assert (name + b": " + value).lower() in head, (request, name)
+
+
+async def test_options_lists_every_method_of_the_route(http: httpx.AsyncClient) -> None:
+    # Litestar's own answer listed only the first controller's methods (POST, not GET).
+    for path, methods in [("/api/tables", {"GET", "POST"}), ("/api/wallet", {"GET"})]:
+        response = await http.options(path)
+        assert response.status_code == 204, response.text
+        assert {m.strip() for m in response.headers["allow"].split(",")} == {*methods, "OPTIONS"}
+        _has_security_headers(response)
+
+
+async def test_an_integral_float_is_an_integer_and_nothing_else_is_converted(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    """JSON Schema, the document's language, calls 1.0 an integer: so does the gateway.
+    A string or a fraction is still no number."""
+    table_id = await _table(http, world)
+    player = world.headers("Pat")
+    for wrong in (b'{"seat": "1"}', b'{"seat": 1.5}', b'{"seat": true}'):
+        response = await http.post(
+            f"/api/tables/{table_id}/sit", content=wrong, headers={**player, **JSON}
+        )
+        assert response.status_code == 400, (wrong, response.text)
+    sat = await http.post(
+        f"/api/tables/{table_id}/sit", content=b'{"seat": 1.0}', headers={**player, **JSON}
+    )
+    assert sat.status_code == 200, sat.text
+    assert sat.json()["seats"][1]["display_name"] == "Pat"
