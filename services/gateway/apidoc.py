@@ -22,7 +22,9 @@ from litestar.params import ParameterKwarg
 from litestar.routes import HTTPRoute
 
 from kalaro.proto.api import ErrorBody
+from services.gateway import apidoc_games
 from services.gateway.access import BEARER, TABLE_HOST, Requirement
+from services.gateway.apidoc_games import game_options
 
 _DESCRIPTIONS = {
     400: "Bad request: a parameter or the body is malformed, of the wrong type or out "
@@ -123,9 +125,14 @@ def document_limits(app: Litestar) -> None:
     _, exact = msgspec.json.schema_components(
         sorted(bodies, key=lambda t: t.__name__), ref_template=_REF
     )
+    options, option_schemas = game_options()
     for name, schema in exact.items():
+        if name in apidoc_games.BY_GAME:
+            schema = apidoc_games.by_game(schema, options)
         if name in schemas:
             schemas[name] = _litestar_schema(schema)
+    for name, schema in option_schemas.items():
+        schemas[name] = _litestar_schema(schema)
     bounds = {
         (_PATH_TYPE.sub("}", path), str(method)): _parameter_bounds(handler)
         for path, handler in _documented(app)

@@ -36,7 +36,8 @@ def test_the_document_states_the_limits_litestar_leaves_out() -> None:
 
     doc = json.loads(Path("docs/schema/openapi.json").read_text())
     schemas = doc["components"]["schemas"]
-    assert schemas["CreateTableBody"]["additionalProperties"] is False
+    assert schemas["SitBody"]["additionalProperties"] is False
+    assert all(v["additionalProperties"] is False for v in schemas["CreateTableBody"]["oneOf"])
     history = doc["paths"]["/api/wallet/history"]["get"]
     (before,) = [p for p in history["parameters"] if p["name"] == "before"]
     assert {"minimum": 1, "maximum": 2**53, "type": "integer"} in before["schema"]["oneOf"]
@@ -69,7 +70,31 @@ def test_each_body_is_documented_as_msgspec_enforces_it() -> None:
     seat = schemas["SitBody"]["properties"]["seat"]["anyOf"][0]
     assert seat == {"type": "integer", "minimum": 0, "maximum": 7}
     bodies = [s for n, s in schemas.items() if n.endswith("Body") and n != "ErrorBody"]
-    assert len(bodies) >= 15 and all(s["additionalProperties"] is False for s in bodies)
+    variants = [v for s in bodies for v in s.get("oneOf", [s])]
+    assert len(bodies) >= 15 and all(v["additionalProperties"] is False for v in variants)
+
+
+def test_a_tables_rulesets_and_options_are_its_games() -> None:
+    """One variant per game: its rulesets by name, its options (no other name) with the
+    bounds of the game's own Options Struct."""
+    from msgspec.structs import fields
+
+    from kalaro.games.registry import game_names, rules_for
+
+    doc = _plain(openapi_document())
+    assert isinstance(doc, dict)
+    for body in ("CreateTableBody", "PracticeBody"):
+        variants = doc["components"]["schemas"][body]["oneOf"]
+        assert [v["properties"]["game"]["enum"] for v in variants] == [[g] for g in game_names()]
+        for game, variant in zip(game_names(), variants, strict=True):
+            rules = rules_for(game)
+            assert variant["properties"]["ruleset"]["enum"] == list(rules.rulesets)
+            options = variant["properties"]["options"]
+            names = {f.name for f in fields(type(rules.options_for(next(iter(rules.rulesets)))))}
+            assert set(options["properties"]) == names - {"ruleset"}
+            assert options["additionalProperties"] is False
+    kawuxing = doc["components"]["schemas"]["CreateTableBody"]["oneOf"][2]
+    assert "ruleset" in kawuxing["required"]  # the body's default ("kalaro") is not its own
 
 
 def test_every_signed_in_operation_names_the_bearer_scheme_and_its_roles() -> None:
