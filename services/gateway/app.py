@@ -59,9 +59,11 @@ def _error(status: int, code: str, message: str) -> Response[ErrorBody]:
 
 
 class GatewayRequest(Request):  # type: ignore[type-arg]
-    """A request whose JSON body is checked before it is decoded: too deep is refused
-    (a 400, not a ``RecursionError``), and the body must match the handler's ``data``
-    type strictly (``"bet": "10"`` is not a number), not just convertibly."""
+    """A request whose JSON body is checked before it is decoded: only one sent as
+    ``application/json`` is read (else 415), too deep is refused (a 400, not a
+    ``RecursionError``), and the body must match the handler's ``data`` type strictly
+    (``"bet": "10"`` is not a number), not just convertibly. Guards (access.py) have
+    run by then: nothing of the body is looked at for a caller who may not send it."""
 
     async def json(self) -> Any:
         if self._json is not Empty:
