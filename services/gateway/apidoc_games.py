@@ -51,6 +51,20 @@ def _rulesets(game: str) -> list[str]:
     return list(rules_for(game).rulesets)
 
 
+def _accepted(game: str, names: list[str]) -> list[str]:
+    """The names the game takes as a ruleset: its own, and any alias among ``names``
+    (Ka Wu Xing takes "kalaro", the body's default, as its one ruleset)."""
+    accepted = _rulesets(game)
+    for name in names:
+        try:
+            rules_for(game).options_for(name)
+        except ValueError:
+            continue
+        if name not in accepted:
+            accepted.append(name)
+    return accepted
+
+
 def by_game(body: dict[str, Any], options: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """``body`` (msgspec's schema of a table's body) as one variant per game."""
     variants = []
@@ -60,8 +74,9 @@ def by_game(body: dict[str, Any], options: dict[str, dict[str, Any]]) -> dict[st
         variant.pop("description", None)
         properties = variant["properties"]
         properties["game"] = {"enum": [game]}
-        rulesets = _rulesets(game)
         ruleset = properties["ruleset"]
+        every = [name for other in game_names() for name in _rulesets(other)]
+        rulesets = _accepted(game, [*every, ruleset.get("default", "")])
         ruleset["enum"] = rulesets
         for bound in ("minLength", "maxLength"):
             ruleset.pop(bound, None)
