@@ -16,6 +16,7 @@ The fuzzer has a gateway of its own on the stack's services, with the rate limit
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,8 @@ def _fuzz(url: str, examples: int, max_time: int | None = None) -> None:
         summary = output[output.rfind("SUMMARY") :] if "SUMMARY" in output else output[-3000:]
         print(f"\n--- schemathesis as {role}: exit {code} in {time.monotonic() - started:.0f}s")
         print(summary[-2500:])
+        tested = re.search(r"Tested: (\d+)", output)
+        assert tested and int(tested.group(1)) >= 40, f"too few operations tested:\n{summary}"
         if code != 0:
             start = output.find("FAILURES")
             failures.append(f"as {role}:\n{output[start if start >= 0 else 0 :][:20000]}")
