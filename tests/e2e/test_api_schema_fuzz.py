@@ -52,7 +52,15 @@ async def _token(base_url: str, email: str | None = None, password: str = "") ->
 @pytest.fixture(scope="module")
 def fuzz_url(stack: Stack) -> Iterator[str]:
     name = f"fuzz-gateway-{uuid.uuid4().hex[:6]}"
-    url = stack.start_gateway(name, KALARO_REST_USER_RATE="0", KALARO_REST_ADDRESS_RATE="0")
+    url = stack.start_gateway(
+        name,
+        KALARO_REST_USER_RATE="0",
+        KALARO_REST_ADDRESS_RATE="0",
+        # Each role's run comes from an address of its own (X-Forwarded-For, believed
+        # from loopback only): its failed sign-ins lock only that address out, never the
+        # test's own sign-ins for the next role's token and the audit.
+        KALARO_TRUSTED_PROXIES="127.0.0.1",
+    )
     try:
         yield url
     finally:
@@ -79,6 +87,7 @@ def _run(url: str, role: str, examples: int, max_time: int | None) -> tuple[int,
     ]  # fmt: skip
     if max_time is not None:
         command += ["--max-time", str(max_time)]
+    command += ["--header", f"X-Forwarded-For: 192.0.2.{1 + ROLES.index(role)}"]
     if role != "anonymous":
         admin = (ADMIN_EMAIL, ADMIN_PASSWORD) if role == "admin" else (None, "")
         token = asyncio.run(_token(url, *admin))
