@@ -65,8 +65,9 @@ test: setup browser-deps ## The whole suite: unit, integration (real NATS/Redis/
 test-unit: setup ## Pure tests only (no servers), with short random-play sweeps
 	$(PY) -m pytest tests/unit
 
-test-deep: setup ## Unit tier, thorough: deep sweeps, Hypothesis `deep` profile, every golden hand
+test-deep: setup ## Unit tier, thorough (deep sweeps, Hypothesis `deep` profile, every golden hand); the long API fuzz
 	HYPOTHESIS_PROFILE=deep $(PY) -m pytest tests/unit -m "" --timeout=900
+	$(PY) -m pytest tests/e2e/test_api_schema_fuzz.py -m deep -s
 
 golden: setup ## Re-record tests/golden/data (ONLY for a deliberate rule change; review the diff)
 	@echo "WARNING: regenerating the golden hands makes any change in play pass the golden test."

@@ -8,16 +8,23 @@ Applied to the app's route handlers before the document is first built, so the l
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from typing import Any
+
 import msgspec
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import OpenAPIHeader, Schema
+from litestar.openapi.spec import OpenAPIHeader, Reference, Schema, SecurityScheme
 from litestar.openapi.spec.enums import OpenAPIType
+from litestar.params import ParameterKwarg
 from litestar.routes import HTTPRoute
 
-from kalaro.proto import api
 from kalaro.proto.api import ErrorBody
+from services.gateway import apidoc_games
+from services.gateway.access import BEARER, TABLE_HOST, Requirement
+from services.gateway.apidoc_games import game_options
 
 _DESCRIPTIONS = {
     400: "Bad request: a parameter or the body is malformed, of the wrong type or out "
@@ -31,6 +38,8 @@ _DESCRIPTIONS = {
     409: "Conflict with the current state (codes `conflict`, `email_taken`, "
     "`already_decided`, `insufficient_funds`)",
     413: "The request body is larger than the gateway accepts",
+    415: "The body is not sent as `application/json` (code `unsupported_media_type`); "
+    "it is not read",
     429: "Too many requests from this account or address (code `throttled`); "
     "`Retry-After` says how many seconds to wait",
     503: "A service behind the gateway did not answer in time (code `unavailable`)",
@@ -47,7 +56,7 @@ def _statuses(handler: HTTPRouteHandler, path: str) -> list[int]:
         return [429]
     statuses = {400, 401, 403, 404, 409, 429, 503}
     if handler.parsed_data_field is not None:
-        statuses.add(413)
+        statuses |= {413, 415}
     return sorted(statuses)
 
 
@@ -57,54 +66,169 @@ def _response(status: int) -> ResponseSpec:
     )
 
 
-def document_errors(app: Litestar) -> None:
-    """Give every documented operation its error statuses and the gateway's error body."""
+def _documented(app: Litestar) -> Iterator[tuple[str, HTTPRouteHandler]]:
     for route in app.routes:
         if not isinstance(route, HTTPRoute):
             continue
         for handler in route.route_handlers:
-            if not handler.resolve_include_in_schema():
-                continue
-            responses = {s: _response(s) for s in _statuses(handler, route.path)}
-            handler.responses = {**responses, **(handler.responses or {})}
+            if handler.resolve_include_in_schema():
+                yield route.path, handler
+
+
+def document_errors(app: Litestar) -> None:
+    """Give every documented operation its error statuses and the gateway's error body."""
+    for path, handler in _documented(app):
+        responses = {s: _response(s) for s in _statuses(handler, path)}
+        handler.responses = {**responses, **(handler.responses or {})}
+
+
+#: The scheme every signed-in operation names: an access token from ``/api/auth``.
+SECURITY_SCHEMES: dict[str, SecurityScheme | Reference] = {
+    BEARER: SecurityScheme(
+        type="http",
+        scheme="bearer",
+        bearer_format="JWT",
+        description="An access token from `/api/auth/sign-in`, `/google` or `/refresh`. "
+        "An operation's requirement names the roles it needs (any one of them); "
+        f"`{TABLE_HOST}`: the host of the path's table (or an admin).",
+    )
+}
+
+
+def document_security(app: Litestar) -> None:
+    """Each operation's security requirement, from the guards that enforce it."""
+    for _, handler in _documented(app):
+        needs = [
+            guard
+            for layer in handler.ownership_layers
+            for guard in (layer.guards or ())
+            if isinstance(guard, Requirement)
+        ]
+        if needs:
+            scopes = sorted({scope for need in needs for scope in need.scopes})
+            handler.security = [{BEARER: scopes}]
 
 
 def document_limits(app: Litestar) -> None:
-    """What Litestar leaves out of the built document: request bodies refuse unknown
-    fields (``additionalProperties: false``), an optional integer parameter keeps its
-    lower bound, and a 429 names its ``Retry-After`` header. Edits the app's own document
-    object, which ``/schema`` serves and ``services.gateway.schema`` writes."""
+    """What Litestar's document says less exactly than the code enforces, taken from
+    where it is enforced: each request body's schema is msgspec's own for its Struct
+    (every bound, the union's too, and ``additionalProperties: false`` when unknown
+    fields are refused), a parameter keeps the bounds of its ``Parameter`` (Litestar
+    drops those of an optional one), and a 429 names its ``Retry-After`` header. Edits
+    the app's own document object, which ``/schema`` serves and
+    ``services.gateway.schema`` writes."""
     doc = app.openapi_schema
-    strict = {
-        name
-        for name, value in vars(api).items()
-        if isinstance(value, type)
-        and issubclass(value, msgspec.Struct)
-        and value.__struct_config__.forbid_unknown_fields
+    bodies = {
+        handler.parsed_data_field.annotation
+        for _, handler in _documented(app)
+        if handler.parsed_data_field is not None
+        and isinstance(handler.parsed_data_field.annotation, type)
     }
-    for name, schema in (doc.components.schemas or {}).items() if doc.components else ():
-        if name in strict:
-            schema.additional_properties = False
+    schemas = doc.components.schemas if doc.components and doc.components.schemas else {}
+    _, exact = msgspec.json.schema_components(
+        sorted(bodies, key=lambda t: t.__name__), ref_template=_REF
+    )
+    options, option_schemas = game_options()
+    for name, schema in exact.items():
+        if name in apidoc_games.BY_GAME:
+            schema = apidoc_games.by_game(schema, options)
+        if name in schemas:
+            schemas[name] = _litestar_schema(schema)
+    for name, schema in option_schemas.items():
+        schemas[name] = _litestar_schema(schema)
+    bounds = {
+        (_PATH_TYPE.sub("}", path), str(method)): _parameter_bounds(handler)
+        for path, handler in _documented(app)
+        for method in handler.http_methods
+    }
     retry_after = OpenAPIHeader(
         schema=Schema(type=OpenAPIType.INTEGER, minimum=1),
         description="Seconds to wait before trying again",
     )
-    for item in (doc.paths or {}).values():
-        for operation in (item.get, item.put, item.post, item.patch, item.delete):
+    for path, item in (doc.paths or {}).items():
+        for method in ("get", "put", "post", "patch", "delete"):
+            operation = getattr(item, method)
             if operation is None:
                 continue
+            known = bounds.get((path, method.upper()), {})
             for parameter in operation.parameters or ():
-                bound = _LOWER_BOUNDS.get(getattr(parameter, "name", ""))
                 top = getattr(parameter, "schema", None)
-                if bound is None or not isinstance(top, Schema):
-                    continue
-                for choice in (*(top.one_of or ()), top):
-                    if isinstance(choice, Schema) and choice.type == OpenAPIType.INTEGER:
-                        choice.minimum = bound
+                bound = known.get(getattr(parameter, "name", ""))
+                if bound is not None and isinstance(top, Schema):
+                    _bound(top, bound)
             limited = (operation.responses or {}).get("429")
             if limited is not None and hasattr(limited, "headers"):
                 limited.headers = {**(limited.headers or {}), "Retry-After": retry_after}
 
 
-#: Lower bounds of optional integer parameters, which Litestar drops from the document.
-_LOWER_BOUNDS = {"before": 0}
+_REF = "#/components/schemas/{name}"
+_PATH_TYPE = re.compile(r":\w+}")  # a route's "{table_id:str}" is the document's "{table_id}"
+#: msgspec's JSON Schema keywords that are not Litestar's field names turned snake_case.
+_KEYWORDS = {"$ref": "ref", "not": "schema_not", "if": "schema_if", "else": "schema_else"}
+#: A parameter's bound in the document, and the ``Parameter`` attribute that sets it.
+_BOUNDS = {
+    "minimum": "ge",
+    "maximum": "le",
+    "min_length": "min_length",
+    "max_length": "max_length",
+    "pattern": "pattern",
+}
+
+
+def _snake(name: str) -> str:
+    return _KEYWORDS.get(name) or "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def _litestar_schema(value: Any) -> Any:
+    """A JSON Schema (as msgspec writes it) as Litestar's document objects."""
+    if isinstance(value, list):
+        return [_litestar_schema(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$ref" in value:
+        return Reference(ref=value["$ref"])
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _snake(key)
+        if name in ("properties", "pattern_properties", "dependent_schemas"):
+            fields[name] = {k: _litestar_schema(v) for k, v in item.items()}
+        elif name == "type":
+            kinds = [OpenAPIType(t) for t in ([item] if isinstance(item, str) else item)]
+            fields[name] = kinds[0] if isinstance(item, str) else kinds
+        elif name in ("enum", "default", "const", "examples", "required"):
+            fields[name] = item
+        else:
+            fields[name] = _litestar_schema(item)
+    return Schema(**fields)
+
+
+def _parameter_bounds(handler: HTTPRouteHandler) -> dict[str, dict[str, Any]]:
+    """Each query and path parameter's bounds, as its ``Parameter`` declares them."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, field in handler.parsed_fn_signature.parameters.items():
+        kwarg = field.kwarg_definition
+        if not isinstance(kwarg, ParameterKwarg):
+            continue
+        bound = {
+            key: getattr(kwarg, attr)
+            for key, attr in _BOUNDS.items()
+            if getattr(kwarg, attr) is not None
+        }
+        if bound:
+            found[kwarg.query or name] = bound
+    return found
+
+
+def _bound(top: Schema, bound: dict[str, Any]) -> None:
+    """Put ``bound`` on the schema of the parameter's own type (not on ``null``)."""
+    for choice in (*(top.one_of or ()), top):
+        if not isinstance(choice, Schema) or choice.type in (None, OpenAPIType.NULL):
+            continue
+        for key in _BOUNDS:
+            fits = key in ("minimum", "maximum") and choice.type == OpenAPIType.INTEGER
+            fits |= key not in ("minimum", "maximum") and choice.type == OpenAPIType.STRING
+            if key in bound and fits:
+                setattr(choice, key, bound[key])
+        if choice is not top:  # the bounds live on the union's member
+            for key in _BOUNDS:
+                setattr(top, key, None)

@@ -17,6 +17,8 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components
+from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
 from litestar.types import Empty
 from nats.aio.client import Client as NATS
@@ -41,7 +43,12 @@ from services.gateway import (
     routes_hands,
     routes_practice,
 )
-from services.gateway.apidoc import document_errors, document_limits
+from services.gateway.apidoc import (
+    SECURITY_SCHEMES,
+    document_errors,
+    document_limits,
+    document_security,
+)
 from services.gateway.hub import Hub
 from services.gateway.local_moves import LocalMoves
 from services.gateway.presence import PresenceReporter
@@ -59,14 +66,22 @@ def _error(status: int, code: str, message: str) -> Response[ErrorBody]:
 
 
 class GatewayRequest(Request):  # type: ignore[type-arg]
-    """A request whose JSON body is checked before it is decoded: too deep is refused
-    (a 400, not a ``RecursionError``), and the body must match the handler's ``data``
-    type strictly (``"bet": "10"`` is not a number), not just convertibly."""
+    """A request whose JSON body is checked before it is decoded: only one sent as
+    ``application/json`` is read (else 415), too deep is refused (a 400, not a
+    ``RecursionError``), and the body must match the handler's ``data`` type strictly
+    (``"bet": "10"`` is not a number), not just convertibly. Guards (access.py) have
+    run by then: nothing of the body is looked at for a caller who may not send it."""
 
     async def json(self) -> Any:
         if self._json is not Empty:
             return self._json
         body = await self.body()
+        if not _json_media_type(self.headers.get("content-type", "")) and (
+            body or "content-type" in self.headers
+        ):
+            # Read under application/json only: a form or text/plain post from another
+            # site (no CORS preflight) must not act as a JSON one would.
+            raise HTTPException(status_code=415, detail="send the body as application/json")
         if limits.too_deep(body):
             log.warning(
                 "refused a body nested deeper than %d levels: %s %s from %s",
@@ -74,14 +89,33 @@ class GatewayRequest(Request):  # type: ignore[type-arg]
             )  # fmt: skip
             raise ValidationException(f"body nested deeper than {limits.MAX_DEPTH} levels")
         data = self.route_handler.parsed_data_field
-        if body and data is not None and isinstance(data.annotation, type):
-            try:
-                msgspec.json.decode(body, type=data.annotation, strict=True)
-            except msgspec.ValidationError as exc:
-                raise ValidationException(f"invalid request: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise ValidationException(f"malformed JSON body: {exc}") from None
-        return await super().json()
+        if not body or data is None or not isinstance(data.annotation, type):
+            return await super().json()
+        try:
+            # 5.0 is an integer to JSON Schema (the document's language): taken as 5.
+            # Nothing else is converted ("5" is not a number).
+            value = _integral_floats_as_ints(msgspec.json.decode(body))
+            msgspec.convert(value, type=data.annotation, strict=True)
+        except msgspec.ValidationError as exc:
+            raise ValidationException(f"invalid request: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise ValidationException(f"malformed JSON body: {exc}") from None
+        self._json = value
+        return value
+
+
+def _integral_floats_as_ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral_floats_as_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(v) for v in value]
+    return value
+
+
+def _json_media_type(content_type: str) -> bool:
+    return content_type.partition(";")[0].strip().lower() == "application/json"
 
 
 def _client(request: Request) -> str:  # type: ignore[type-arg]
@@ -118,11 +152,24 @@ def _on_validation_error(_: Request, exc: ValidationException) -> Response[Error
     return _error(400, codes.BAD_REQUEST, f"invalid request: {detail}")
 
 
+#: The error code of each status Litestar itself answers with (the rest: bad_request).
+_HTTP_CODES = {
+    401: codes.UNAUTHORIZED,
+    403: codes.FORBIDDEN,
+    404: codes.NOT_FOUND,
+    405: codes.METHOD_NOT_ALLOWED,
+    415: codes.UNSUPPORTED_MEDIA_TYPE,
+}
+
+
 def _on_http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:  # type: ignore[type-arg]
-    code = {401: codes.UNAUTHORIZED, 403: codes.FORBIDDEN, 404: codes.NOT_FOUND}.get(
+    code = _HTTP_CODES.get(
         exc.status_code, codes.BAD_REQUEST if exc.status_code < 500 else codes.INTERNAL
     )
-    return _error(exc.status_code, code, str(exc.detail))
+    response = _error(exc.status_code, code, str(exc.detail))
+    for name, value in (exc.headers or {}).items():  # a 405's Allow
+        response.headers[name] = value
+    return response
 
 
 def _on_unexpected(_: Request, exc: Exception) -> Response[ErrorBody]:  # type: ignore[type-arg]
@@ -172,9 +219,25 @@ def _connected(nc: NATS) -> Callable[[], Awaitable[None]]:
     return check
 
 
-def _limit_unless_probe(request: Request) -> None:  # type: ignore[type-arg]
+def _before_request(request: Request) -> Response[None] | None:  # type: ignore[type-arg]
     if request.url.path not in _PROBES:
         routes.limit_address(request)
+    if request.method == "OPTIONS":
+        return _options(request)
+    return None
+
+
+def _options(request: Request) -> Response[None]:  # type: ignore[type-arg]
+    """``Allow`` as the route has it: Litestar's own OPTIONS answer lists the methods of
+    the first controller that declared the path (``/api/tables``: POST but not GET)."""
+    template = request.scope.get("path_template", "")
+    methods = {
+        method
+        for route in request.app.routes
+        if isinstance(route, HTTPRoute) and route.path_format == template
+        for method in route.methods
+    }
+    return Response(None, status_code=204, headers={"Allow": ", ".join(sorted(methods))})
 
 
 def _with_request_ids(app: Any) -> Any:
@@ -312,7 +375,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         lifespan=[lifespan],
         request_class=GatewayRequest,
         request_max_body_size=limits.MAX_BODY_BYTES,
-        before_request=_limit_unless_probe,
+        before_request=_before_request,
         middleware=[_with_request_ids],
         before_send=[_add_security_headers],
         exception_handlers={
@@ -328,6 +391,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
             description="Tongits and Filipino Mahjong for fun credits. "
             'Errors are always {"error": {"code", "message"}}.',
             path="/schema",
+            components=Components(security_schemes=SECURITY_SCHEMES),
             render_plugins=[OfflineDocsPlugin(path="/"), SwaggerRenderPlugin(path="/swagger")],
         ),
         debug=False,
@@ -336,5 +400,6 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         logging_config=None,
     )
     document_errors(app)
+    document_security(app)
     document_limits(app)
     return app

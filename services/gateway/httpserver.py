@@ -19,12 +19,15 @@ from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from services.gateway.limits import header_lines, security_headers
+
 log = logging.getLogger("kalaro.gateway.http")
 
 _TIMEOUT_BODY = b"the request did not arrive in time\n"
 _TIMEOUT_RESPONSE = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_TIMEOUT_BODY), _TIMEOUT_BODY)
+    b"content-length: %d\r\nconnection: close\r\n%s\r\n%s"
+    % (len(_TIMEOUT_BODY), header_lines(security_headers("")), _TIMEOUT_BODY)
 )
 #: At most one log line a minute, however many connections are cut.
 _LOG_EVERY_SECONDS = 60.0

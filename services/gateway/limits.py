@@ -164,6 +164,12 @@ def security_headers(path: str) -> list[tuple[bytes, bytes]]:
     return [(b"content-security-policy", csp.encode()), *_COMMON]
 
 
+def header_lines(headers: list[tuple[bytes, bytes]]) -> bytes:
+    """Headers as raw HTTP/1.1 lines, each ending in CRLF: for the answers written
+    straight to the socket (a 408, a refused WebSocket handshake)."""
+    return b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+
+
 # --- logs ----------------------------------------------------------------------------
 _TOKEN = re.compile(r"((?:^|[?&])(?:access_)?token=)[^&\s\"]*")
 

@@ -27,8 +27,8 @@ from kalaro.proto.endpoints import Endpoint
 from kalaro.proto.engine import GetHandRecord, HandRecord
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
-from services.gateway.limits import RateLimiter
-from services.gateway.security import authenticate, request_address, require_role
+from services.gateway import access
+from services.gateway.security import request_address
 
 #: The signed device cookie (services/auth/devices.py), sent only to the auth API.
 DEVICE_COOKIE = "kalaro_device"
@@ -44,29 +44,23 @@ def _address(request: Request) -> str:  # type: ignore[type-arg]
 
 
 def limit_address(request: Request) -> None:  # type: ignore[type-arg]
-    """Every HTTP request (``before_request``): the caller's address has a token left."""
-    limiter: RateLimiter | None = getattr(request.app.state, "address_limiter", None)
-    if limiter is not None:
-        limiter.check(_address(request))
-
-
-def _limit_user(request: Request, claims: AccessClaims) -> None:  # type: ignore[type-arg]
-    limiter: RateLimiter | None = getattr(request.app.state, "user_limiter", None)
-    if limiter is not None:
-        limiter.check(claims.user_id)
+    """Every HTTP request (``before_request``): the caller's address has a token left
+    (taken already, before the token was checked, on a guarded route)."""
+    access.limit_address(request)
 
 
 async def provide_claims(request: Request) -> AccessClaims:  # type: ignore[type-arg]
-    claims = await authenticate(request)
-    _limit_user(request, claims)
+    """The caller the route's guard verified (see access.py)."""
+    claims = access.verified_caller(request)
+    if claims is None:  # a route without a guard: never in this gateway, but not a hole
+        await access.SIGNED_IN(request, None)
+        claims = access.verified_caller(request)
+        assert claims is not None
     return claims
 
 
-async def provide_admin(request: Request) -> AccessClaims:  # type: ignore[type-arg]
-    claims = await authenticate(request)
-    _limit_user(request, claims)
-    require_role(claims, "admin")
-    return claims
+#: The admin routes' dependency: the same caller, whom the ``ADMIN`` guard let in.
+provide_admin = provide_claims
 
 
 T = TypeVar("T")
@@ -78,7 +72,8 @@ Claims = NamedDependency[AccessClaims]
 Limit = Annotated[int, Parameter(ge=1, le=200)]
 #: Query integers are bounded: an unbounded one overflowed a 64-bit field downstream.
 Offset = Annotated[int, Parameter(ge=0, le=1_000_000)]
-Before = Annotated[int | None, Parameter(ge=0, le=2**53)]
+#: A ledger entry's id to page back from: ids start at 1 (the wallet refuses 0).
+Before = Annotated[int | None, Parameter(ge=1, le=2**53)]
 
 
 class AuthController(Controller):
@@ -162,6 +157,7 @@ class AuthController(Controller):
 class MeController(Controller):
     path = "/api/me"
     tags = ["me"]
+    guards = [access.SIGNED_IN]
     dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="My profile")
@@ -182,6 +178,7 @@ class MeController(Controller):
 class WalletController(Controller):
     path = "/api/wallet"
     tags = ["wallet"]
+    guards = [access.SIGNED_IN]
     dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="My balance, holds and available credits")
@@ -225,6 +222,7 @@ class WalletController(Controller):
 class AdminController(Controller):
     path = "/api/admin"
     tags = ["admin"]
+    guards = [access.ADMIN]
     dependencies = {"admin": Provide(provide_admin)}
 
     @get("/credit-requests", summary="Credit requests (pending by default)")
@@ -355,6 +353,7 @@ class TablesController(Controller):
 
     path = "/api/tables"
     tags = ["tables"]
+    guards = [access.SIGNED_IN]
     dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="Open tables, optionally by game or with free seats")
@@ -371,7 +370,7 @@ class TablesController(Controller):
         )
         return await forward(request, endpoints.LOBBY_LIST_TABLES, message)
 
-    @post("/", status_code=201, summary="Create a table (hosts)")
+    @post("/", status_code=201, summary="Create a table (hosts)", guards=[access.HOST])
     async def create(
         self,
         request: Request,  # type: ignore[type-arg]
@@ -443,7 +442,12 @@ class TablesController(Controller):
         )
         return await forward(request, endpoints.LOBBY_SET_READY, message)
 
-    @post("/{table_id:str}/deal", status_code=200, summary="Deal the next hand (host)")
+    @post(
+        "/{table_id:str}/deal",
+        status_code=200,
+        summary="Deal the next hand (host)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
     async def deal(
         self,
         request: Request,  # type: ignore[type-arg]
@@ -453,7 +457,12 @@ class TablesController(Controller):
         message = lb.Deal(caller=caller(claims), table_id=table_id)
         return await forward(request, endpoints.LOBBY_DEAL, message)
 
-    @post("/{table_id:str}/remove", status_code=200, summary="Remove a player (host)")
+    @post(
+        "/{table_id:str}/remove",
+        status_code=200,
+        summary="Remove a player (host)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
     async def remove(
         self,
         request: Request,  # type: ignore[type-arg]
@@ -464,7 +473,12 @@ class TablesController(Controller):
         message = lb.RemovePlayer(caller=caller(claims), table_id=table_id, seat=data.seat)
         return await forward(request, endpoints.LOBBY_REMOVE_PLAYER, message)
 
-    @post("/{table_id:str}/end", status_code=200, summary="End the table between hands (host)")
+    @post(
+        "/{table_id:str}/end",
+        status_code=200,
+        summary="End the table between hands (host)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
     async def end(
         self,
         request: Request,  # type: ignore[type-arg]
@@ -474,7 +488,12 @@ class TablesController(Controller):
         message = lb.EndTable(caller=caller(claims), table_id=table_id)
         return await forward(request, endpoints.LOBBY_END_TABLE, message)
 
-    @post("/{table_id:str}/cancel", status_code=200, summary="Cancel now; voids the hand (host)")
+    @post(
+        "/{table_id:str}/cancel",
+        status_code=200,
+        summary="Cancel now; voids the hand (host)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
     async def cancel(
         self,
         request: Request,  # type: ignore[type-arg]
@@ -495,17 +514,34 @@ class TablesController(Controller):
         """Anyone's once a public table's hand finished (the engine keeps a record only
         of finished hands); at a private table only its players', host's and admins'.
         Anyone else is answered as if there were no such hand."""
-        missing = RemoteError(codes.NOT_FOUND, f"no hand {hand_id} at table {table_id}")
-        # No caller: the whole table whoever asks (the record's players decide below).
-        table = await forward(request, endpoints.LOBBY_GET_TABLE, lb.GetTable(table_id=table_id))
-        record = await forward(
-            request, endpoints.engine_record(table.game), GetHandRecord(hand_id=hand_id)
-        )
-        if record.table_id != table_id or not _may_read_record(claims, table, record):
+        missing = RemoteError(codes.NOT_FOUND, "no such finished hand at this table")
+        try:
+            # No caller: the whole table whoever asks (the record's players decide below).
+            table = await forward(
+                request, endpoints.LOBBY_GET_TABLE, lb.GetTable(table_id=table_id)
+            )
+            record = await forward(
+                request, endpoints.engine_record(table.game), GetHandRecord(hand_id=hand_id)
+            )
+        except RemoteError as exc:
+            # No table, no hand, or one not to be seen: the one answer, word for word.
+            if exc.code == codes.NOT_FOUND:
+                raise missing from None
+            raise
+        if (
+            record.table_id != table_id
+            or record.game != table.game
+            or not _may_read_record(claims, table, record)
+        ):
             raise missing
         return record
 
-    @post("/{table_id:str}/chat-setting", status_code=200, summary="Turn chat on or off (host)")
+    @post(
+        "/{table_id:str}/chat-setting",
+        status_code=200,
+        summary="Turn chat on or off (host)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
     async def chat_setting(
         self,
         request: Request,  # type: ignore[type-arg]

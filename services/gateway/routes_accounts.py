@@ -19,6 +19,7 @@ from litestar.response import Redirect
 
 from kalaro.proto import api, endpoints
 from kalaro.proto import auth as a
+from services.gateway import access
 from services.gateway.routes import Claims, forward, provide_claims
 
 
@@ -75,6 +76,7 @@ class AccountLinksController(Controller):
 class MyLinksController(Controller):
     path = "/api/me"
     tags = ["me"]
+    guards = [access.SIGNED_IN]
     dependencies = {"claims": Provide(provide_claims)}
 
     @post(

@@ -12,10 +12,11 @@ from litestar import Controller, Request, get, post
 from litestar.di import Provide
 from litestar.params import JSONBody, Parameter
 
+from kalaro.proto import api, endpoints
 from kalaro.proto import auth as a
-from kalaro.proto import endpoints
 from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
+from services.gateway import access
 from services.gateway.routes import (
     Before,
     Claims,
@@ -28,7 +29,7 @@ from services.gateway.routes import (
 )
 
 #: What an admin types: part of an email or display name (the auth service trims it).
-SearchQuery = Annotated[str, Parameter(min_length=1, max_length=100)]
+SearchQuery = Annotated[str, Parameter(min_length=1, max_length=100, pattern=api.SEARCH_TEXT)]
 SearchLimit = Annotated[int, Parameter(ge=1, le=50)]
 SearchOffset = Annotated[int, Parameter(ge=0, le=10_000)]
 UserId = Annotated[str, Parameter(min_length=1, max_length=64)]
@@ -43,6 +44,7 @@ class AdminUsersController(Controller):
 
     path = "/api/admin/users"
     tags = ["admin"]
+    guards = [access.ADMIN]
     dependencies = {"admin": Provide(provide_admin)}
 
     @get(
@@ -90,9 +92,14 @@ class HostingController(Controller):
 
     path = "/api/tables"
     tags = ["tables"]
+    guards = [access.SIGNED_IN]
     dependencies = {"claims": Provide(provide_claims)}
 
-    @get("/{table_id:str}/invite", summary="A private table's invite code (its host)")
+    @get(
+        "/{table_id:str}/invite",
+        summary="A private table's invite code (its host)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
     async def invite(
         self,
         request: Request,  # type: ignore[type-arg]
@@ -106,6 +113,7 @@ class HostingController(Controller):
         "/{table_id:str}/allow-back",
         status_code=200,
         summary="Let a removed player sit here again (host)",
+        guards=[access.TABLE_HOST_ONLY],
     )
     async def allow_back(
         self,

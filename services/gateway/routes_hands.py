@@ -15,20 +15,24 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Request, get
 from litestar.di import Provide
-from litestar.params import Parameter
+from litestar.params import FromPath, Parameter
 
 from kalaro.bus import RemoteError
 from kalaro.games.registry import GameRules, SeatBoard, game_names, rules_for
 from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
+from kalaro.proto import lobby as lb
 from kalaro.proto.engine import GetHandRecord, HandRecord, HandSummary, ListMyHands
 from kalaro.tokens import AccessClaims
+from services.gateway import access
 from services.gateway.routes import Claims, forward, provide_claims
 
+NO_HAND_OF_YOURS = "no such finished hand of yours (records are kept 7 days)"
 #: A page of "My hands" holds at most this many (the engines' own bound is higher).
 MAX_PAGE = 50
 
-Game = Annotated[str, Parameter(pattern=f"^({'|'.join(game_names())})$")]
+#: An enum, not a pattern: a pattern's ``$`` let "tongits\\n" through (into a subject).
+Game = FromPath[lb.Game]
 HandId = Annotated[str, Parameter(min_length=1, max_length=64)]
 PageLimit = Annotated[int, Parameter(ge=1, le=MAX_PAGE)]
 BeforeMs = Annotated[int | None, Parameter(ge=0, le=2**53)]
@@ -96,11 +100,15 @@ async def _my_record(
         if exc.code != codes.NOT_FOUND:
             raise
         record = None
+    # Every engine reads the one store of records: another game's hand is not this one's.
+    if record is not None and record.game != game:
+        record = None
     seats = (
         [i for i, p in enumerate(record.players) if p.user_id == claims.user_id] if record else []
     )
     if record is None or not seats:
-        raise RemoteError(codes.NOT_FOUND, f"no finished {game} hand {hand_id} of yours")
+        # One answer, word for word, whether the hand is missing or just not theirs.
+        raise RemoteError(codes.NOT_FOUND, NO_HAND_OF_YOURS)
     return record, seats[0]
 
 
@@ -160,6 +168,7 @@ class HandsController(Controller):
 
     path = "/api/hands"
     tags = ["hands"]
+    guards = [access.SIGNED_IN]
     dependencies = {"claims": Provide(provide_claims)}
 
     @get("/", summary="My finished hands, newest first")

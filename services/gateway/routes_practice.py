@@ -15,6 +15,7 @@ from nats.aio.client import Client as NATS
 from kalaro.bus import request as bus_request
 from kalaro.proto import api, endpoints
 from kalaro.proto import lobby as lb
+from services.gateway import access
 from services.gateway.routes import Claims, TableId, caller, provide_claims
 
 #: Longer than the lobby's own wait for the bots service (8 s), so its error gets through.
@@ -26,6 +27,7 @@ class PracticeController(Controller):
 
     path = "/api"
     tags = ["tables"]
+    guards = [access.SIGNED_IN]
     dependencies = {"claims": Provide(provide_claims)}
 
     @post("/practice", status_code=201, summary="Start a practice table against bots")
@@ -44,7 +46,12 @@ class PracticeController(Controller):
             timeout=BOTS_REQUEST_SECONDS,
         )  # fmt: skip
 
-    @post("/tables/{table_id:str}/bots", status_code=200, summary="Seat a bot (host, 0 bet)")
+    @post(
+        "/tables/{table_id:str}/bots",
+        status_code=200,
+        summary="Seat a bot (host, 0 bet)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
     async def add_bot(
         self,
         request: Request,  # type: ignore[type-arg]

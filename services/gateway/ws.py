@@ -37,6 +37,7 @@ from services.gateway.limits import (
     RateLimited,
     TokenBucket,
     scan,
+    security_headers,
     too_deep,
 )
 from services.gateway.routes import SLOW_REQUEST_SECONDS
@@ -368,6 +369,7 @@ async def _refuse_handshake(scope: Scope, send: Send, limited: RateLimited) -> N
                 "headers": [
                     (b"content-type", b"text/plain; charset=utf-8"),
                     (b"retry-after", str(limited.retry_after).encode()),
+                    *security_headers(scope.get("path", "")),
                 ],
             }
         )

@@ -45,7 +45,7 @@ from kalaro.wsframes import (
     frame_header,
     text_frame,
 )
-from services.gateway.limits import RateLimited, redact
+from services.gateway.limits import RateLimited, header_lines, redact, security_headers
 from services.gateway.security import limit_handshake
 from services.gateway.ws import Session, TooManySockets, bearer_token, open_session
 
@@ -263,7 +263,7 @@ class GatewayWebSocket(asyncio.Protocol):
         peer = self.transport.get_extra_info("peername") if self.transport else None
         log.info("refused a WebSocket handshake from %s: %s", _address(peer), refused.message)
         body = refused.message.encode()
-        extra = refused.headers
+        extra = refused.headers + header_lines(security_headers(PATH))
         if refused.status == 426:
             extra += b"Sec-WebSocket-Version: 13\r\n"
         head = (

@@ -11,7 +11,7 @@ import hmac
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
-from kalaro.proto.lobby import Caller, InviteCode, TableInfo
+from kalaro.proto.lobby import NO_SUCH_TABLE, Caller, InviteCode, TableInfo
 from services.lobby.records import BOT_ROLE, TableRecord
 from services.lobby.rules import kept_for_bots, require_host, require_open, seat_of
 
@@ -57,7 +57,7 @@ def invite_code(rec: TableRecord, caller: Caller, now: float) -> InviteCode:
     """A private table's invite code, for its host (or an admin) while it is open."""
     info = rec.info
     if not may_watch(rec, caller, None, now):
-        raise ServiceError(codes.NOT_FOUND, f"no table {info.table_id!r}")  # as get_table
+        raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)  # as get_table
     require_host(info, caller)
     require_open(info)
     if rec.invite_code is None:

@@ -18,7 +18,7 @@ from msgspec.structs import replace
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
-from kalaro.proto.lobby import Caller, RemovedPlayer, SeatInfo, TableInfo
+from kalaro.proto.lobby import NO_SUCH_TABLE, Caller, RemovedPlayer, SeatInfo, TableInfo
 from services.lobby.records import (
     BOT_ROLE,
     BOT_SEAT_HOLD_SECONDS,
@@ -126,8 +126,15 @@ def sit_seat(
 ) -> int:
     """The seat ``caller`` may take (``seat`` None: the first free one), or why not."""
     info = rec.info
-    require_open(info)
     already = seat_of(info, caller.user_id)
+    if info.private and already is None and BOT_ROLE not in caller.roles:
+        # Before anything that tells the table exists (closed, full, removed...): without
+        # its code the answer is the one an unknown table gets (the store's), word for word.
+        given = (invite_code or "").encode()
+        host = caller.user_id == info.host_id
+        if not host and not hmac.compare_digest(given, (rec.invite_code or "").encode()):
+            raise _error(codes.NOT_FOUND, NO_SUCH_TABLE)
+    require_open(info)
     if already is not None:
         raise _error(codes.CONFLICT, f"you are already sitting in seat {already}")
     if BOT_ROLE in caller.roles:
@@ -141,15 +148,6 @@ def sit_seat(
             "the host allows you back",
         )
     kept = kept_for_bots(rec, now)
-    if info.private and caller.user_id != info.host_id:
-        given = (invite_code or "").encode()
-        if not hmac.compare_digest(given, (rec.invite_code or "").encode()):
-            raise _error(
-                codes.FORBIDDEN,
-                "this table is private: ask the host for its invite code"
-                if not invite_code
-                else "that invite code is not right for this table",
-            )
     if seat is None:
         free = [i for i, s in enumerate(info.seats) if s is None and i not in kept]
         if not free:

@@ -21,6 +21,7 @@ from kalaro.bus import ServiceError
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion, VersionedStore
 from kalaro.proto import errors as codes
+from kalaro.proto.lobby import NO_SUCH_TABLE
 from services.lobby.records import CLOSED, TableRecord
 
 # A handful of CAS attempts is plenty: a table sees a few writes a second at most, and
@@ -71,7 +72,7 @@ class TableStore:
     async def load(self, table_id: str) -> tuple[int, TableRecord]:
         version, data = await self._records.get(table_id)
         if data is None:
-            raise ServiceError(codes.NOT_FOUND, f"no table {table_id!r}")
+            raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)
         rec = msgspec.json.decode(data, type=TableRecord)
         return version, replace(rec, info=replace(rec.info, version=version))
 

@@ -39,6 +39,7 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.lobby import (
+    NO_SUCH_TABLE,
     AllowBack,
     CancelTable,
     ChatSent,
@@ -205,7 +206,7 @@ class Lobby:
         ):
             # Exactly what an unknown table answers: a private table's existence is
             # not told to someone without its code.
-            raise ServiceError(codes.NOT_FOUND, f"no table {req.table_id!r}")
+            raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)
         return rec.info
 
     # --- seats --------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from kalaro.client import ApiError, KalaroClient
 from kalaro.proto.engine import HandRecord
 from kalaro.verify import verify_hand
 from services.gateway.routes_hands import replay
+from tests.e2e.raw import raw as raw_http
 from tests.e2e.stack import Stack
 from tests.e2e.tables import admin, open_table, play_hand, signed_up
 from tests.unit.test_verify_js import by_name, js_verify
@@ -83,6 +84,19 @@ async def test_my_hands_replay_and_verify(stack: Stack, unique: str) -> None:
     with pytest.raises(ApiError) as missing:
         await get(players[0], "/api/hands/tongits/h_nosuchhand")
     assert missing.value.status == 404
+    # Word for word: a hand someone did not play, a hand of another game (every engine
+    # reads the one store of records) and a hand that never was answer alike.
+    nothing = await raw_http(outsider, "GET", "/api/hands/tongits/h_nosuchhand")
+    assert nothing[0] == 404
+    for path in [f"/api/hands/tongits/{hand_id}", f"/api/hands/tongits/{hand_id}/replay"]:
+        assert await raw_http(outsider, "GET", path) == nothing
+    for other in ("mahjong", "kawuxing"):
+        for path in [f"/api/hands/{other}/{hand_id}", f"/api/hands/{other}/{hand_id}/replay"]:
+            assert await raw_http(players[0], "GET", path) == nothing
+    # A game name with a trailing newline is not a game (it once reached a NATS subject).
+    for path in [f"/api/hands/tongits%0A/{hand_id}", f"/api/hands/tongits%0A/{hand_id}/replay"]:
+        status, body = await raw_http(players[0], "GET", path)
+        assert status == 400 and b"bad_request" in body, (path, status, body)
 
     # The record is the table's record of the hand, and it verifies both ways.
     raw = await get(players[0], f"/api/hands/tongits/{hand_id}")

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from kalaro.client import KalaroClient
+from tests.e2e.raw import raw as raw_http
 from tests.e2e.stack import Stack
 from tests.e2e.tables import (
     ApiError,
@@ -60,6 +61,13 @@ async def test_a_private_table_is_for_its_invitees_and_its_records_for_its_playe
     err = await _refused(404, stranger.get_table(table_id))
     assert err.code == unknown.code == "not_found"
     await _refused(404, stranger.get_table(table_id, invite_code="wrong-code"))
+    # Sitting without the code, or with a wrong one: an unknown table's answer, byte
+    # for byte (status and body).
+    no_table = await raw_http(stranger, "POST", f"/api/tables/{'f' * 16}/sit", json={})
+    assert no_table[0] == 404
+    assert await raw_http(stranger, "POST", f"/api/tables/{table_id}/sit", json={}) == no_table
+    wrong = {"invite_code": "wrong-code"}
+    assert await raw_http(stranger, "POST", f"/api/tables/{table_id}/sit", json=wrong) == no_table
     assert (await watcher.get_table(table_id, invite_code=code)).table_id == table_id
     assert (await root.get_table(table_id)).table_id == table_id
 
@@ -111,6 +119,16 @@ async def test_a_private_table_is_for_its_invitees_and_its_records_for_its_playe
     for outsider_client in (stranger, watcher):
         err = await _refused(404, outsider_client.hand_record(table_id, result.hand_id))
         assert err.code == "not_found"
+    # Byte for byte what a hand that never was answers, at this table or at none.
+    no_hand = await raw_http(stranger, "GET", f"/api/tables/{table_id}/hands/h_nosuchhand")
+    assert no_hand[0] == 404
+    assert await raw_http(stranger, "GET", f"/api/tables/{'f' * 16}/hands/h_nosuchhand") == no_hand
+    for outsider_client in (stranger, watcher):
+        path = f"/api/tables/{table_id}/hands/{result.hand_id}"
+        assert await raw_http(outsider_client, "GET", path) == no_hand
+    # And through "My hands": the same as a hand of theirs that does not exist.
+    mine = await raw_http(stranger, "GET", "/api/hands/tongits/h_nosuchhand")
+    assert await raw_http(stranger, "GET", f"/api/hands/tongits/{result.hand_id}") == mine
 
     # At a public table the same stranger reads a hand's record once it has finished
     # (while it is being played there is no record to read).

@@ -206,12 +206,13 @@ async def test_lobby_refusals(stack: Stack, unique: str) -> None:
         await rich[0].create_table("tongits", 10)
     assert err.value.status == 403
     created = await host.create_table("tongits", 10, private=True)
+    # Without its code (or with a wrong one) a private table is a table that is not there.
     with pytest.raises(ApiError) as err:
         await rich[0].sit(created.table.table_id)
-    assert err.value.status == 403
+    assert (err.value.status, err.value.code) == (404, "not_found")
     with pytest.raises(ApiError) as err:
         await rich[0].sit(created.table.table_id, invite_code="wrong-code")
-    assert err.value.status == 403
+    assert (err.value.status, err.value.code) == (404, "not_found")
     seated = await rich[0].sit(created.table.table_id, invite_code=created.invite_code)
     assert seated.seats[0] is not None
     for player in rich[1:]:

@@ -12,7 +12,29 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-Email = Annotated[str, msgspec.Meta(min_length=3, max_length=254)]
+
+def whole(pattern: str) -> str:
+    """A pattern the whole string must match, read alike by Python and JSON Schema.
+
+    Python's ``$`` also matches before a trailing newline, so ``^[a-z]*$`` lets ``"a\\n"``
+    through (and on into a NATS subject or a key); ``(?!\\n)`` after it refuses that,
+    and means nothing to an ECMAScript reader, whose ``$`` is the end.
+    """
+    return f"^(?:{pattern})$(?!\\n)"
+
+
+#: Printable ASCII: what clients send as a seat's entropy (random bytes as hex), and
+#: something every reader (``kalaro verify``, web/verify.js) hashes alike.
+PRINTABLE_ASCII = whole("[ -~]*")
+#: A user search: at least one character that is not a space, from an alphabet of
+#: printable characters only (ASCII, Latin-1 and Latin Extended-A, CJK ideographs; no
+#: control or format characters), since the auth service refuses anything unprintable.
+_SEARCHABLE = "!-~\\xa1-\\xac\\xae-\\u017f\\u4e00-\\u9fff"
+SEARCH_TEXT = whole(f"[ {_SEARCHABLE}]*[{_SEARCHABLE}][ {_SEARCHABLE}]*")
+
+Email = Annotated[
+    str, msgspec.Meta(min_length=3, max_length=254, extra_json_schema={"format": "email"})
+]
 Password = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 Note = Annotated[str, msgspec.Meta(max_length=500)]
@@ -82,7 +104,7 @@ class AdjustBody(_Strict, frozen=True, kw_only=True):
     reason: Reason
     kind: Literal["grant", "adjust"] = "grant"
     # Send the same key again to retry safely (after a timeout, say): it applies once.
-    request_key: Annotated[str, msgspec.Meta(max_length=64, pattern="^[A-Za-z0-9_-]*$")] = ""
+    request_key: Annotated[str, msgspec.Meta(max_length=64, pattern=whole("[A-Za-z0-9_-]*"))] = ""
 
 
 class ErrorDetail(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,7 +145,7 @@ class SitBody(_Strict, frozen=True, kw_only=True):
 
 class ReadyBody(_Strict, frozen=True, kw_only=True):
     ready: bool = True
-    entropy: Annotated[str, msgspec.Meta(max_length=64)] = ""
+    entropy: Annotated[str, msgspec.Meta(max_length=64, pattern=PRINTABLE_ASCII)] = ""
 
 
 class LeaveAfterHandBody(_Strict, frozen=True, kw_only=True):

@@ -49,6 +49,10 @@ RATE_LIMITED = "rate_limited"
 # code sent was wrong or has expired (``code_invalid``).
 CODE_REQUIRED = "code_required"
 CODE_INVALID = "code_invalid"
+# HTTP only: the route has no such method (the answer's ``Allow`` lists those it has).
+METHOD_NOT_ALLOWED = "method_not_allowed"
+# HTTP only: a body that is not ``application/json``; it is not read.
+UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
 # Client SDK only: the gateway answered an error without the JSON error body.
 HTTP_ERROR = "http_error"
 
@@ -67,6 +71,7 @@ HTTP_STATUS: dict[str, int] = {
     EMAIL_UNVERIFIED: 403,
     REMOVED_FROM_TABLE: 403,
     NOT_FOUND: 404,
+    METHOD_NOT_ALLOWED: 405,
     CONFLICT: 409,
     EMAIL_TAKEN: 409,
     ALREADY_DECIDED: 409,
@@ -77,6 +82,7 @@ HTTP_STATUS: dict[str, int] = {
     STALE_VERSION: 409,
     HAND_CANCELLED: 409,
     NOT_SUBSCRIBED: 409,
+    UNSUPPORTED_MEDIA_TYPE: 415,
     THROTTLED: 429,
     RATE_LIMITED: 429,
     UNAVAILABLE: 503,

@@ -13,6 +13,9 @@ from typing import Any, Literal
 import msgspec
 
 Game = Literal["tongits", "mahjong", "kawuxing"]
+#: What a table that does not exist answers (``not_found``), and so, word for word, a
+#: private one to someone without its code: nothing in it tells the two apart.
+NO_SUCH_TABLE = "no such table"
 TableStatus = Literal["waiting", "dealing", "playing", "ended", "cancelled"]
 #: Whether a seat's player has a socket open on the table: ``connected`` (at least one,
 #: on any gateway), ``reconnecting`` (none now, but one within the grace period) or

@@ -14,6 +14,7 @@ import pytest
 
 from kalaro.wsframes import PING, PONG
 from services.gateway.httpserver import TIMEOUTS
+from services.gateway.limits import security_headers
 from tests.integration.gateway.test_wsserver import frame, handshake, raw
 from tests.integration.gateway.world import World
 
@@ -33,6 +34,9 @@ async def test_a_connection_that_sends_nothing_gets_408_at_the_deadline(world: W
     waited = time.monotonic() - started
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
     assert b"connection: close" in answer
+    head = answer.split(b"\r\n\r\n")[0].lower()
+    for name, value in security_headers(""):  # as on every other answer
+        assert (name + b": " + value).lower() in head, name
     assert DEADLINE * 0.9 <= waited < DEADLINE + 3, waited
     assert TIMEOUTS.cut == cut + 1
 

@@ -7,6 +7,7 @@ from msgspec.structs import replace
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
+from kalaro.proto.lobby import NO_SUCH_TABLE
 from services.lobby import rules
 from tests.unit.lobby.lobby_helpers import ADMIN, ANA, BEN, BOT, CRIS, HOST, NOW, record, seated
 
@@ -39,10 +40,13 @@ def test_sit_refusals() -> None:
 
 
 def test_private_table_needs_its_code_except_for_the_host() -> None:
+    # Without the code the answer is an unknown table's, even for a closed table.
     rec = record(private=True, invite_code="s3cret-code")
-    assert "invite code" in refused(codes.FORBIDDEN, rules.sit, rec, ANA, None, None, NOW)
-    wrong = refused(codes.FORBIDDEN, rules.sit, rec, ANA, None, "nope", NOW)
-    assert "not right" in wrong
+    unknown = NO_SUCH_TABLE
+    assert refused(codes.NOT_FOUND, rules.sit, rec, ANA, None, None, NOW) == unknown
+    assert refused(codes.NOT_FOUND, rules.sit, rec, ANA, None, "nope", NOW) == unknown
+    ended = replace(rec, info=replace(rec.info, status="ended"))
+    assert refused(codes.NOT_FOUND, rules.sit, ended, ANA, None, "", NOW) == unknown
     assert rules.sit(rec, ANA, None, "s3cret-code", NOW).info.seats[0] is not None
     assert rules.sit(rec, HOST, None, None, NOW).info.seats[0] is not None
 
