@@ -156,22 +156,32 @@ async def search_accounts(
     return [_account(row) for row in (await conn.execute(found)).all()]
 
 
-# --- verification links ---------------------------------------------------------------
+# --- single-use mailed links (verification, password reset) ----------------------------
+# Both tables have one shape (token_hash, user_id, created_at, expires_at, used_at);
+# ``table`` says which.
 
 
 async def insert_email_token(
-    conn: AsyncConnection, token_hash: str, user_id: str, now_ms: int, expires_at: int
+    conn: AsyncConnection,
+    token_hash: str,
+    user_id: str,
+    now_ms: int,
+    expires_at: int,
+    *,
+    table: sa.Table = email_tokens,
 ) -> None:
     await conn.execute(
-        email_tokens.insert().values(
+        table.insert().values(
             token_hash=token_hash, user_id=user_id, created_at=now_ms, expires_at=expires_at
         )
     )
 
 
-async def email_token(conn: AsyncConnection, token_hash: str) -> EmailToken | None:
+async def email_token(
+    conn: AsyncConnection, token_hash: str, *, table: sa.Table = email_tokens
+) -> EmailToken | None:
     """The link stored under ``token_hash``, row-locked."""
-    query = sa.select(email_tokens).where(email_tokens.c.token_hash == token_hash)
+    query = sa.select(table).where(table.c.token_hash == token_hash)
     row = (await conn.execute(query.with_for_update())).first()
     if row is None:
         return None
@@ -183,20 +193,22 @@ async def email_token(conn: AsyncConnection, token_hash: str) -> EmailToken | No
     )
 
 
-async def newest_email_token_at(conn: AsyncConnection, user_id: str) -> int | None:
+async def newest_email_token_at(
+    conn: AsyncConnection, user_id: str, *, table: sa.Table = email_tokens
+) -> int | None:
     """When the newest link for ``user_id`` was made (None: never)."""
-    query = sa.select(sa.func.max(email_tokens.c.created_at)).where(
-        email_tokens.c.user_id == user_id
-    )
+    query = sa.select(sa.func.max(table.c.created_at)).where(table.c.user_id == user_id)
     newest = (await conn.execute(query)).scalar()
     return None if newest is None else int(newest)
 
 
-async def use_email_token(conn: AsyncConnection, token_hash: str, now_ms: int) -> bool:
+async def use_email_token(
+    conn: AsyncConnection, token_hash: str, now_ms: int, *, table: sa.Table = email_tokens
+) -> bool:
     """Mark the link used if nobody has; False when someone did first."""
     marked = await conn.execute(
-        email_tokens.update()
-        .where(email_tokens.c.token_hash == token_hash, email_tokens.c.used_at.is_(None))
+        table.update()
+        .where(table.c.token_hash == token_hash, table.c.used_at.is_(None))
         .values(used_at=now_ms)
     )
     return marked.rowcount == 1

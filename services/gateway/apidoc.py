@@ -21,29 +21,47 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import ParameterKwarg
 from litestar.routes import HTTPRoute
 
+from kalaro.proto import errors as codes
 from kalaro.proto.api import ErrorBody
 from services.gateway import apidoc_games
 from services.gateway.access import BEARER, TABLE_HOST, Requirement
 from services.gateway.apidoc_games import game_options
 
-_DESCRIPTIONS = {
+# What each status means; the codes that answer with it are listed from
+# ``errors.HTTP_STATUS``, the one table the gateway maps codes by.
+_MEANINGS = {
     400: "Bad request: a parameter or the body is malformed, of the wrong type or out "
-    "of its limits (code `bad_request`), or the service refused it as invalid",
-    401: "Not signed in: no, an invalid or an expired access token, or wrong "
-    "credentials (codes `unauthorized`, `invalid_token`, `token_expired`, "
-    "`invalid_credentials`, `refresh_token_reused`; on sign-in from a new device while "
-    "the account is under attack `code_required` or `code_invalid`)",
-    403: "Forbidden: the caller may not do this (code `forbidden`)",
-    404: "No such resource, or one the caller may not see (code `not_found`)",
-    409: "Conflict with the current state (codes `conflict`, `email_taken`, "
-    "`already_decided`, `insufficient_funds`)",
+    "of its limits, or the service refused it as invalid",
+    401: "Not signed in: no, an invalid or an expired access token, or wrong credentials "
+    "(on sign-in from a new device while the account is under attack, `code_required` "
+    "or `code_invalid`)",
+    403: "Forbidden: the caller may not do this",
+    404: "No such resource, or one the caller may not see (both answer alike)",
+    409: "Conflict with the current state",
+    410: "The mailed link was already used",
     413: "The request body is larger than the gateway accepts",
-    415: "The body is not sent as `application/json` (code `unsupported_media_type`); "
-    "it is not read",
-    429: "Too many requests from this account or address (code `throttled`); "
-    "`Retry-After` says how many seconds to wait",
-    503: "A service behind the gateway did not answer in time (code `unavailable`)",
+    415: "The body is not sent as `application/json`; it is not read",
+    429: "Too many requests from this account or address; `Retry-After` says how many "
+    "seconds to wait",
+    503: "A service behind the gateway did not answer in time",
 }
+
+
+def _description(status: int) -> str:
+    found = sorted(code for code, st in codes.HTTP_STATUS.items() if st == status)
+    listed = ", ".join(f"`{code}`" for code in found)
+    return (
+        f"{_MEANINGS[status]} (code{'s' if len(found) > 1 else ''} {listed})"
+        if found
+        else _MEANINGS[status]
+    )
+
+
+#: Routes whose mailed token may already have been spent (410).
+_LINKS = frozenset(
+    {"/api/auth/verify", "/api/auth/verify/resend", "/api/auth/password-reset/confirm"}
+)
+
 
 #: Routes answered by the gateway alone: only the address rate limit applies.
 _LOCAL = frozenset({"/api/config", "/api/schema/messages"})
@@ -55,6 +73,8 @@ def _statuses(handler: HTTPRouteHandler, path: str) -> list[int]:
     if path in _LOCAL:
         return [429]
     statuses = {400, 401, 403, 404, 409, 429, 503}
+    if path in _LINKS:
+        statuses.add(410)
     if handler.parsed_data_field is not None:
         statuses |= {413, 415}
     return sorted(statuses)
@@ -62,7 +82,7 @@ def _statuses(handler: HTTPRouteHandler, path: str) -> list[int]:
 
 def _response(status: int) -> ResponseSpec:
     return ResponseSpec(
-        data_container=ErrorBody, description=_DESCRIPTIONS[status], generate_examples=False
+        data_container=ErrorBody, description=_description(status), generate_examples=False
     )
 
 

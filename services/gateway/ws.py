@@ -384,7 +384,8 @@ async def ws_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     only with compression on (``ws_compression``); otherwise :mod:`wsserver` takes the
     upgrade and this answers plain HTTP requests to ``/ws`` with 426."""
     if scope["type"] != "websocket":
-        await send({"type": "http.response.start", "status": 426, "headers": []})
+        headers = [(b"upgrade", b"websocket"), *security_headers(scope.get("path", ""))]
+        await send({"type": "http.response.start", "status": 426, "headers": headers})
         await send({"type": "http.response.body", "body": b"use a WebSocket"})
         return
     if (await receive())["type"] != "websocket.connect":
