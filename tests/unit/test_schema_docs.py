@@ -117,11 +117,13 @@ def test_every_signed_in_operation_names_the_bearer_scheme_and_its_roles() -> No
     assert needs[("post", "/api/tables")] == ["admin", "host"]
     assert needs[("post", "/api/tables/{table_id}/deal")] == ["table-host"]
     assert needs[("get", "/api/me")] == []
+    assert needs[("post", "/api/me/verification-link")] == []
     anonymous = {
         p for p, item in doc["paths"].items() for op in item.values() if "security" not in op
     }
     assert anonymous == {
         "/api/auth/sign-up", "/api/auth/sign-in", "/api/auth/google", "/api/auth/refresh",
-        "/api/auth/sign-out", "/api/auth/verify", "/api/config", "/healthz",
-        "/api/schema/messages",
+        "/api/auth/sign-out", "/api/auth/verify", "/api/auth/verify/resend",
+        "/api/auth/password-reset", "/api/auth/password-reset/confirm", "/api/config",
+        "/healthz", "/api/schema/messages",
     }  # fmt: skip

@@ -56,7 +56,7 @@ class SignInBody(_Strict, frozen=True, kw_only=True):
     email: Email
     password: Password
     # The 6-digit code mailed after a ``code_required`` answer (see docs/protocol.md).
-    code: Annotated[str, msgspec.Meta(pattern=r"^[0-9]{6}$")] | None = None
+    code: Annotated[str, msgspec.Meta(pattern=whole("[0-9]{6}"))] | None = None
 
 
 class GoogleSignInBody(_Strict, frozen=True, kw_only=True):
