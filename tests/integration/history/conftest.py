@@ -12,6 +12,7 @@ from nats.aio.client import Client as NATS
 from nats.js.errors import NotFoundError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from kalaro.bus.jetstream import ensure_stream
 from kalaro.proto import subjects
 from kalaro.settings import Settings, load_settings
 from kalaro.sql import create_engine
@@ -34,7 +35,8 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 async def names(nc: NATS, unique: str) -> AsyncIterator[dict[str, str]]:
     """The consumer's durable name, its filter (hand ids ``<unique>.<n>``), the Redis
-    namespace: this test's alone."""
+    namespace: this test's alone. The RECORDS stream exists (as the engines ensure it)."""
+    await ensure_stream(nc.jetstream(), subjects.RECORDS_STREAM)
     found = {
         "durable": f"history-{unique}",
         "subject": subjects.hand_record(f"{unique}.*"),
