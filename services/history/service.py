@@ -12,6 +12,7 @@ keeps live state, history keeps the rest. Its backlog is the runner's
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -35,6 +36,8 @@ SERVICE_NAME = "history"
 #: Once history has a hand, its Redis copy lives at most this long (the engine's
 #: fallback for a moment's lag; the record itself is in SQL).
 REDIS_COPY_TTL_MS = 3600 * 1000
+#: The longest pause of ingest after failed batches (below the stop grace period).
+MAX_PAUSE_SECONDS = 8.0
 
 
 def record_key(namespace: str, hand_id: str) -> str:
@@ -87,8 +90,21 @@ def _ingest(
 ) -> Callable[[list[StoredHand]], Awaitable[list[BaseException | None]]]:
     """The batch handler: store the fetch (one transaction), then shorten the copies."""
 
+    failures = 0  # batches failed in a row: the pause before the next try grows
+
     async def handle(batch: list[StoredHand]) -> list[BaseException | None]:
-        await store.store_hands(engine, batch)  # raises: the whole batch is redelivered
+        nonlocal failures
+        try:
+            await store.store_hands(engine, batch)
+        except Exception as exc:
+            # SQL unreachable (or refusing): nothing is acked, the batch comes again;
+            # pause first so a dead database is not hammered (/readyz says why).
+            failures += 1
+            pause = min(MAX_PAUSE_SECONDS, 0.25 * 2**failures)
+            log.warning("storing %d hands failed (%r); again in %.1fs", len(batch), exc, pause)
+            await asyncio.sleep(pause)
+            return [exc] * len(batch)
+        failures = 0
         if redis is not None:
             await shorten_redis_copies(redis, namespace, [s.record.hand_id for s in batch])
         return [None] * len(batch)

@@ -4,10 +4,12 @@ And the start-up copy of every record still in Redis."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 
 import msgspec
 from nats.aio.client import Client as NATS
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus.jetstream import DurableConsumer
@@ -96,3 +98,32 @@ async def test_the_start_up_copy_takes_every_redis_record_once(
     for hand in page:
         ttl = await redis.execute("PTTL", f"{ns}handrecord:{hand.hand_id}")
         assert 0 < ttl <= REDIS_COPY_TTL_MS
+
+
+async def test_sql_failing_pauses_ingest_and_acks_nothing_until_it_is_back(
+    nc: NATS, engine: AsyncEngine, settings: Settings, names: dict[str, str], unique: str
+) -> None:
+    # The tables gone (a database that refuses every insert), then back.
+    async with engine.begin() as conn:
+        await conn.execute(text("ALTER TABLE history_hands RENAME TO history_hands_away"))
+    consumer = await start_consumer(
+        nc, engine, settings, None, durable=names["durable"], subject=names["subject"]
+    )
+    try:
+        for n in range(3):
+            await publish(nc, stored(unique, n))
+        await asyncio.sleep(2.0)  # several failed tries
+        info = await nc.jetstream().consumer_info(subjects.RECORDS_STREAM, names["durable"])
+        assert info.num_ack_pending + info.num_pending == 3  # nothing acked
+        async with engine.connect() as conn:
+            kept = await conn.scalar(
+                text("SELECT COUNT(*) FROM history_hands_away WHERE hand_id LIKE :u"),
+                {"u": f"{unique}.%"},
+            )
+        assert kept == 0
+        async with engine.begin() as conn:
+            await conn.execute(text("ALTER TABLE history_hands_away RENAME TO history_hands"))
+        await eventually(lambda: _drained(nc, names["durable"]))
+    finally:
+        await consumer.stop()
+    assert await counts(engine, unique) == (3, 6)
