@@ -72,6 +72,8 @@ SERVICES = (
             database=True),
     Service("wallet", ["python", "-m", "services.wallet"], 2, ("200m", "1"), ("256Mi", "512Mi"),
             database=True),
+    Service("history", ["python", "-m", "services.history"], 2, ("100m", "1"),
+            ("256Mi", "512Mi"), database=True),
     Service("lobby", ["python", "-m", "services.lobby"], 2, ("200m", "1"), ("256Mi", "512Mi")),
     Service("bots", ["python", "-m", "services.bots"], 2, ("100m", "500m"), ("128Mi", "256Mi"),
             env={"KALARO_BOT_GATEWAY_URL": "http://gateway"}),

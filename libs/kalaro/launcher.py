@@ -43,6 +43,7 @@ EDGE = frozenset({"gateway", "bots"})
 SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("auth", "services.auth"),
     ServiceSpec("wallet", "services.wallet"),
+    ServiceSpec("history", "services.history"),
     ServiceSpec("lobby", "services.lobby"),
     ServiceSpec("bots", "services.bots"),
     ServiceSpec("engine-tongits", "services.engine", ("--game", "tongits")),

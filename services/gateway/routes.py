@@ -24,10 +24,11 @@ from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import wallet as w
 from kalaro.proto.endpoints import Endpoint
-from kalaro.proto.engine import GetHandRecord, HandRecord
+from kalaro.proto.engine import HandRecord
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
 from services.gateway import access
+from services.gateway.hand_source import find_record
 from services.gateway.security import request_address
 
 #: The signed device cookie (services/auth/devices.py), sent only to the auth API.
@@ -520,16 +521,16 @@ class TablesController(Controller):
             table = await forward(
                 request, endpoints.LOBBY_GET_TABLE, lb.GetTable(table_id=table_id)
             )
-            record = await forward(
-                request, endpoints.engine_record(table.game), GetHandRecord(hand_id=hand_id)
-            )
+            # History's copy, or the engine's while history has not stored it yet.
+            record = await find_record(_nc(request), table.game, hand_id)
         except RemoteError as exc:
             # No table, no hand, or one not to be seen: the one answer, word for word.
             if exc.code == codes.NOT_FOUND:
                 raise missing from None
             raise
         if (
-            record.table_id != table_id
+            record is None
+            or record.table_id != table_id
             or record.game != table.game
             or not _may_read_record(claims, table, record)
         ):

@@ -1,7 +1,8 @@
 """Hand history: my finished hands, one hand's record, and its replay from my seat.
 
-Every game's engine keeps the records of finished hands (7 days) and an index of each
-player's hands; the list asks every engine and merges. Only the players of a hand may
+The history service keeps every finished hand's record in SQL; the engines' Redis copies
+cover a hand history has not stored yet (see ``hand_source``), and the list merges
+both. Only the players of a hand may
 read it here. The replay re-applies the record's actions through the game's pure rules
 and shows each step as the asking seat saw it during play (``view`` and ``event_for``
 hide the other seats' concealed cards); every hand is revealed only by the result.
@@ -15,19 +16,19 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Request, get
 from litestar.di import Provide
-from litestar.params import FromPath, Parameter
+from litestar.params import FromPath, FromQuery, Parameter
 
 from kalaro.bus import RemoteError
-from kalaro.games.registry import GameRules, SeatBoard, game_names, rules_for
-from kalaro.proto import endpoints
+from kalaro.games.registry import GameRules, SeatBoard, rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto.engine import GetHandRecord, HandRecord, HandSummary, ListMyHands
+from kalaro.proto.engine import HandRecord, HandSummary
 from kalaro.tokens import AccessClaims
 from services.gateway import access
-from services.gateway.routes import Claims, forward, provide_claims
+from services.gateway.hand_source import find_record, player_hands
+from services.gateway.routes import Claims, _nc, provide_claims
 
-NO_HAND_OF_YOURS = "no such finished hand of yours (records are kept 7 days)"
+NO_HAND_OF_YOURS = "no such finished hand of yours"
 #: A page of "My hands" holds at most this many (the engines' own bound is higher).
 MAX_PAGE = 50
 
@@ -92,14 +93,7 @@ async def _my_record(
     hand_id: str,
 ) -> tuple[HandRecord, int]:
     """The record and my seat in it; anyone who did not play the hand gets a 404."""
-    try:
-        record = await forward(
-            request, endpoints.engine_record(game), GetHandRecord(hand_id=hand_id)
-        )
-    except RemoteError as exc:
-        if exc.code != codes.NOT_FOUND:
-            raise
-        record = None
+    record = await find_record(_nc(request), game, hand_id)
     # Every engine reads the one store of records: another game's hand is not this one's.
     if record is not None and record.game != game:
         record = None
@@ -164,7 +158,7 @@ def replay(record: HandRecord, seat: int) -> Replay:
 
 
 class HandsController(Controller):
-    """The caller's own finished hands (kept 7 days): list, record, replay."""
+    """The caller's own finished hands: list, record, replay."""
 
     path = "/api/hands"
     tags = ["hands"]
@@ -178,18 +172,13 @@ class HandsController(Controller):
         claims: Claims,
         limit: PageLimit = 20,
         before: BeforeMs = None,
+        game: FromQuery[lb.Game | None] = None,
     ) -> HandsPage:
-        """Every game's hands merged by when they finished; ``before`` is the previous
-        page's ``next_before`` (a time in ms)."""
-        message = ListMyHands(user_id=claims.user_id, before_ms=before, limit=limit)
-        pages = await asyncio.gather(
-            *(forward(request, endpoints.engine_my_hands(g), message) for g in game_names())
+        """Every game's hands (or ``game``'s) merged by when they finished; ``before`` is
+        the previous page's ``next_before`` (a time in ms)."""
+        hands = await player_hands(
+            _nc(request), claims.user_id, game=game, before_ms=before, limit=limit
         )
-        hands = sorted(
-            (hand for page in pages for hand in page.hands),
-            key=lambda hand: (hand.finished_ms, hand.hand_id),
-            reverse=True,
-        )[:limit]
         more = len(hands) == limit
         return HandsPage(hands=tuple(hands), next_before=hands[-1].finished_ms if more else None)
 

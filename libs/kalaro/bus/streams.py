@@ -75,6 +75,15 @@ def stream_specs(settings: Settings | None = None) -> dict[str, StreamSpec]:
                 max_bytes=s.results_stream_max_bytes,
                 replicas=s.stream_replicas,
             ),
+            # Records are 3-6 KB; history stores them in SQL within seconds, so the
+            # stream only bridges a history outage (kept like the results).
+            StreamSpec(
+                subjects.RECORDS_STREAM,
+                (subjects.RECORDS_SUBJECTS,),
+                max_age_seconds=s.results_stream_max_age_days * _DAY,
+                max_bytes=s.results_stream_max_bytes,
+                replicas=s.stream_replicas,
+            ),
             StreamSpec(
                 subjects.EVENTS_STREAM,
                 (subjects.EVENTS_SUBJECTS,),

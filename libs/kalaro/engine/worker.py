@@ -68,6 +68,7 @@ from kalaro.proto.engine import (
     MyHands,
     StartHand,
 )
+from kalaro.proto.history import StoredHand
 from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import Payment, SettleHand, VoidHand
 from kalaro.proto.ws import HandResult, HandView
@@ -438,6 +439,7 @@ class EngineWorker:
     async def ensure_streams(self) -> None:
         await ensure_stream(self._js, subjects.RESULTS_STREAM, settings=self._settings)
         await ensure_stream(self._js, subjects.EVENTS_STREAM, settings=self._settings)
+        await ensure_stream(self._js, subjects.RECORDS_STREAM, settings=self._settings)
 
     async def start(self) -> None:
         """Ensure the streams, sweep once, then run the timer loop in the background."""
@@ -763,7 +765,11 @@ class EngineWorker:
         hand_id = slot.hand_id
         to_wallet, to_lobby, shown = self._outcome_messages(slot)
         if slot.status == "finished":
-            await self.slots.save_record(hand_record(slot), self.now_ms())
+            record, finished_ms = hand_record(slot), self.now_ms()
+            await self.slots.save_record(record, finished_ms)
+            # For good: the history service stores it in SQL (Redis keeps it for days).
+            stored = StoredHand(record=record, finished_ms=finished_ms, practice=slot.bet == 0)
+            await publish_once(self._js, subjects.hand_record(hand_id), stored, msg_id=hand_id)
         if to_wallet is not None:
             await publish_once(self._js, subjects.hand_result(hand_id), to_wallet, msg_id=hand_id)
         if to_lobby is not None:

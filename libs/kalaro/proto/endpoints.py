@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 from kalaro.proto import auth as a
 from kalaro.proto import bots as b
 from kalaro.proto import engine as e
+from kalaro.proto import history as h
 from kalaro.proto import lobby as lb
 from kalaro.proto import subjects as s
 from kalaro.proto import wallet as w
@@ -92,6 +93,10 @@ LOBBY_CREATE_PRACTICE = Endpoint(s.LOBBY_CREATE_PRACTICE, lb.CreatePractice, lb.
 LOBBY_ADD_BOT = Endpoint(s.LOBBY_ADD_BOT, lb.AddBot, lb.TableInfo)
 LOBBY_PRESENCE = Endpoint(s.LOBBY_PRESENCE, lb.ReportPresence, lb.PresenceNoted, idempotent=True)
 LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFinished)
+
+# --- history ------------------------------------------------------------------------
+HISTORY_LIST_HANDS = Endpoint(s.HISTORY_LIST_HANDS, h.ListHands, h.HandsList, idempotent=True)
+HISTORY_GET_HAND = Endpoint(s.HISTORY_GET_HAND, h.GetStoredHand, e.HandRecord, idempotent=True)
 
 # --- bots ---------------------------------------------------------------------------
 BOTS_SEAT = Endpoint(s.BOTS_SEAT, b.SeatBot, b.BotSeated)

@@ -64,6 +64,10 @@ LOBBY_PRESENCE = "lobby.presence"  # internal: gateways report their seated sock
 # that stream has no leader (internal; idempotent).
 LOBBY_HAND_FINISHED = "lobby.hands.finished"
 
+# --- history: every finished hand's record, in SQL ----------------------------------
+HISTORY_LIST_HANDS = "history.hands.list"
+HISTORY_GET_HAND = "history.hands.get"
+
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"
 
@@ -112,6 +116,17 @@ USER_REGISTERED = "events.auth.user_registered"
 WALLET_USERS_CONSUMER = "wallet-users"
 HAND_FINISHED = "events.hand.finished"
 LOBBY_HANDS_CONSUMER = "lobby-hands"
+
+
+# Finished hands' records on their way to the history service (Nats-Msg-Id = hand id).
+RECORDS_STREAM = "RECORDS"
+RECORDS_SUBJECTS = "records.>"
+HISTORY_RECORDS_CONSUMER = "history-records"
+
+
+def hand_record(hand_id: str) -> str:
+    """Subject of a finished hand's record on the RECORDS stream."""
+    return f"records.hand.{hand_id}"
 
 
 def hand_result(hand_id: str) -> str:

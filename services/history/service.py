@@ -1,0 +1,146 @@
+"""History on the bus: the RECORDS consumer and the read endpoints (thin shells over
+:mod:`services.history.store`).
+
+Ingest: a durable pull consumer on ``records.>``. Each fetch is stored in one SQL
+transaction (multi-row ``INSERT ... ON CONFLICT DO NOTHING`` keyed by hand id) and only
+then acknowledged, so a crash mid-batch redelivers it and the repeat inserts nothing;
+SQL down: the batch is nak'ed and delivered again (JetStream keeps it meanwhile).
+Once stored, the hand's Redis copy (``handrecord:<id>``) is cut to an hour: Redis
+keeps live state, history keeps the rest. Its backlog is the runner's
+``kalaro_consumer_pending`` gauge (every running consumer is sampled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from nats.aio.client import Client as NATS
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from kalaro.bus import Service, ServiceError
+from kalaro.bus.jetstream import DurableConsumer, ensure_stream
+from kalaro.bus.redislink import RedisLink
+from kalaro.proto import endpoints, subjects
+from kalaro.proto import errors as codes
+from kalaro.proto.engine import HandRecord
+from kalaro.proto.history import GetStoredHand, HandsList, ListHands, StoredHand
+from kalaro.settings import Settings
+from services.history import store
+
+log = logging.getLogger("kalaro.history")
+
+SERVICE_NAME = "history"
+
+#: Once history has a hand, its Redis copy lives at most this long (the engine's
+#: fallback for a moment's lag; the record itself is in SQL).
+REDIS_COPY_TTL_MS = 3600 * 1000
+#: The longest pause of ingest after failed batches (below the stop grace period).
+MAX_PAUSE_SECONDS = 8.0
+
+
+def record_key(namespace: str, hand_id: str) -> str:
+    """The engine's Redis key of a hand's record (``kalaro.engine.slots.SlotStore``)."""
+    return f"{namespace}handrecord:{hand_id}"
+
+
+def build_service(engine: AsyncEngine) -> Service:
+    service = Service(SERVICE_NAME)
+
+    async def list_hands(req: ListHands) -> HandsList:
+        if not 1 <= req.limit <= store.MAX_PAGE:
+            raise ServiceError(codes.BAD_REQUEST, f"limit must be 1 to {store.MAX_PAGE}")
+        page = await store.player_page(
+            engine,
+            req.user_id,
+            game=req.game,
+            before_ms=req.before_ms,
+            before_id=req.before_id,
+            limit=req.limit,
+        )
+        return HandsList(hands=tuple(page))
+
+    async def get_hand(req: GetStoredHand) -> HandRecord:
+        record = await store.load_hand(engine, req.hand_id)
+        if record is None:
+            raise ServiceError(codes.NOT_FOUND, f"no finished hand {req.hand_id} in history")
+        return record
+
+    service.add(endpoints.HISTORY_LIST_HANDS, list_hands)
+    service.add(endpoints.HISTORY_GET_HAND, get_hand)
+    return service
+
+
+async def shorten_redis_copies(redis: RedisLink, namespace: str, hand_ids: Sequence[str]) -> None:
+    """Cut the Redis records of stored hands to :data:`REDIS_COPY_TTL_MS` (LT: never
+    lengthen one). Best effort: a failure leaves the engine's own 7-day TTL."""
+    if not hand_ids:
+        return
+    try:
+        await redis.execute_many(
+            ("PEXPIRE", record_key(namespace, h), REDIS_COPY_TTL_MS, "LT") for h in hand_ids
+        )
+    except Exception:
+        log.warning("could not shorten %d Redis records' TTL", len(hand_ids), exc_info=True)
+
+
+def _ingest(
+    engine: AsyncEngine, redis: RedisLink | None, namespace: str
+) -> Callable[[list[StoredHand]], Awaitable[list[BaseException | None]]]:
+    """The batch handler: store the fetch (one transaction), then shorten the copies."""
+
+    failures = 0  # batches failed in a row: the pause before the next try grows
+
+    async def handle(batch: list[StoredHand]) -> list[BaseException | None]:
+        nonlocal failures
+        try:
+            await store.store_hands(engine, batch)
+        except Exception as exc:
+            # SQL unreachable (or refusing): nothing is acked, the batch comes again;
+            # pause first so a dead database is not hammered (/readyz says why).
+            failures += 1
+            pause = min(MAX_PAUSE_SECONDS, 0.25 * 2**failures)
+            log.warning("storing %d hands failed (%r); again in %.1fs", len(batch), exc, pause)
+            await asyncio.sleep(pause)
+            return [exc] * len(batch)
+        failures = 0
+        if redis is not None:
+            await shorten_redis_copies(redis, namespace, [s.record.hand_id for s in batch])
+        return [None] * len(batch)
+
+    return handle
+
+
+async def start_consumer(
+    nc: NATS,
+    engine: AsyncEngine,
+    settings: Settings,
+    redis: RedisLink | None,
+    *,
+    namespace: str = "",
+    durable: str = subjects.HISTORY_RECORDS_CONSUMER,
+    subject: str = subjects.RECORDS_SUBJECTS,
+    batch: int = 64,
+) -> DurableConsumer:
+    """Ensure the RECORDS stream and start storing what it carries. ``durable``,
+    ``subject`` and ``namespace`` are parameters only so tests sharing one nats-server
+    and redis-server keep apart."""
+    await ensure_stream(nc.jetstream(), subjects.RECORDS_STREAM, settings=settings)
+    handle = _ingest(engine, redis, namespace)
+
+    async def single(message: StoredHand) -> None:
+        await handle([message])
+
+    consumer = DurableConsumer(
+        nc,
+        stream=subjects.RECORDS_STREAM,
+        subject=subject,
+        durable=durable,
+        message_type=StoredHand,
+        handler=single,
+        batch_handler=handle,
+        batch=batch,
+    )
+    await consumer.start()
+    return consumer

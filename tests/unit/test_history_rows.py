@@ -1,0 +1,30 @@
+"""History's rows for a batch (pure): each hand once, one index row per human player."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from kalaro.proto.engine import Player
+from services.history.store import rows_of
+from tests.integration.history.history_helpers import stored
+
+
+def test_a_batch_gives_each_hand_once_and_indexes_only_its_humans() -> None:
+    first, second = stored("u", 0), stored("u", 1, game="mahjong", finished_ms=7)
+    again = stored("u", 0, finished_ms=99)  # a later duplicate: the first one is kept
+    hand_rows, player_rows = rows_of([first, second, again])
+    assert [(r["hand_id"], r["finished_ms"], r["game"]) for r in hand_rows] == [
+        ("u.0", 1_000_000, "tongits"),
+        ("u.1", 7, "mahjong"),
+    ]
+    assert sorted((r["user_id"], r["hand_id"]) for r in player_rows) == [
+        ("u-a", "u.0"), ("u-a", "u.1"), ("u-b", "u.0"), ("u-b", "u.1"),
+    ]  # fmt: skip
+    assert all(not r["practice"] for r in hand_rows)
+
+
+def test_one_player_in_two_seats_is_indexed_once() -> None:
+    item = stored("u", 0)
+    twice = (*item.record.players[:2], Player(user_id="u-a", display_name="A again"))
+    _, player_rows = rows_of([replace(item, record=replace(item.record, players=twice))])
+    assert sorted(r["user_id"] for r in player_rows) == ["u-a", "u-b"]
