@@ -1,4 +1,4 @@
-// My hands: the finished hands I played (kept 7 days), newest first, each opening its
+// My hands: every finished hand I played, newest first, each opening its
 // replay. Rows come from GET /api/hands, paged with `next_before`.
 
 import { call } from "../api.js";
@@ -23,7 +23,7 @@ function outcome(hand) {
 export function render(root) {
   const body = h("tbody#hands-list");
   const more = h("button.ghost#hands-more", { type: "button", hidden: true }, "Show older");
-  const empty = h("p.muted#hands-empty", { hidden: true }, "No finished hands in the last 7 days. Play a hand and it shows up here.");
+  const empty = h("p.muted#hands-empty", { hidden: true }, "No finished hands yet. Play a hand and it shows up here.");
   let before = null;
 
   async function load(reset) {
@@ -50,7 +50,7 @@ export function render(root) {
       h("div.section-head", {},
         h("h1#hands-title", {}, "My hands"),
         h("a.ghost.button-link", { href: "#/wallet" }, "Wallet")),
-      h("p.muted", {}, "Your finished hands of the last 7 days. Open one to replay it step by step and check its fairness."),
+      h("p.muted", {}, "Every hand you finished, newest first. Open one to replay it step by step and check its fairness."),
       h("div.panel.hands-panel", {}, h("div.table-scroll", { tabindex: "0", role: "group", "aria-label": "My hands" },
         h("table.history.hands", {},
           h("thead", {}, h("tr", {},

@@ -35,7 +35,7 @@ export async function render(root, app) {
   if (!replay) {
     mount(root, h("section.replay-page.panel", {},
       h("h1", {}, "Hand not found"),
-      h("p", {}, "This hand is not one of yours, or its record has expired (records are kept 7 days)."),
+      h("p", {}, "This hand is not one of yours, or there is no such hand."),
       h("a", { href: "#/hands" }, "Back to My hands")));
     return null;
   }
