@@ -3,7 +3,9 @@ to the end, a player's own only, or every hand of a time range; bad limits refus
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import msgspec
 import pytest
@@ -78,3 +80,36 @@ async def test_a_bad_limit_is_refused(nc: NATS, history: Service, limit: int) ->
     with pytest.raises(RemoteError) as refused:
         await bus_request(nc, endpoints.HISTORY_EXPORT_HANDS, ExportHands(limit=limit))
     assert refused.value.code == codes.BAD_REQUEST
+
+
+async def test_the_gateways_stream_stops_short_when_history_fails(
+    nc: NATS, engine: AsyncEngine, history: Service, unique: str
+) -> None:
+    """Pages streamed as one JSON array; history gone midway: the stream raises and what
+    was sent is no valid JSON (never a valid-looking part of the file)."""
+    from types import SimpleNamespace
+
+    from services.gateway import routes_export
+
+    await store.store_hands(engine, [stored(unique, n, finished_ms=1_000 + n) for n in range(5)])
+    request: Any = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(nc=nc)))
+    asking = ExportHands(user_id=f"{unique}-a", limit=2)
+
+    async def stream(sent: list[bytes], *, stop_history: bool) -> None:
+        first = await routes_export._page(request, asking)
+        async for chunk in routes_export._records(request, asking, first):
+            sent.append(chunk)
+            if stop_history and len(sent) == 3:  # "[" and the first page's two records
+                await history.stop()
+
+    whole: list[bytes] = []
+    await stream(whole, stop_history=False)
+    assert [r["hand_id"] for r in json.loads(b"".join(whole))] == [
+        f"{unique}.{n}" for n in range(5)
+    ]
+    sent: list[bytes] = []
+    with pytest.raises(RemoteError):
+        await stream(sent, stop_history=True)
+    assert len(sent) == 3  # "[" and the first page's two records
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(b"".join(sent))
