@@ -132,6 +132,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # releases a hold whose hand its engine has no trace of after this many minutes.
     reconcile_seconds: int = 30
     hold_release_minutes: int = 10
+    # History: finished hands are kept this many days (0: for ever, the default); the
+    # history service prunes older ones once a day (services/history/retention.py).
+    history_retention_days: int = 0
     # Lobby: a practice table with nothing happening for this long is ended (bots leave)
     practice_idle_minutes: int = 30
     # ...and one player may have this many practice tables open at once (one more is

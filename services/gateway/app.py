@@ -40,6 +40,7 @@ from services.gateway import (
     routes,
     routes_accounts,
     routes_admin,
+    routes_export,
     routes_hands,
     routes_practice,
 )
@@ -358,6 +359,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes_admin.AdminUsersController,
         routes_admin.HostingController,
         routes_hands.HandsController,
+        routes_export.HandsExportController,
         ws_endpoint,
         routes.public_config,
         routes.healthz,

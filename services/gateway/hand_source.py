@@ -54,13 +54,22 @@ async def find_record(nc: NATS, game: str, hand_id: str) -> HandRecord | None:
 
 
 async def player_hands(
-    nc: NATS, user_id: str, *, game: str | None, before_ms: int | None, limit: int
+    nc: NATS,
+    user_id: str,
+    *,
+    game: str | None,
+    before_ms: int | None,
+    limit: int,
+    since_ms: int | None = None,
 ) -> list[HandSummary]:
     """A page of the player's hands, newest first: history's merged with the engines'
-    (hands not in history yet), each hand once. History down: the engines' alone."""
+    (hands not in history yet), each hand once. History down: the engines' alone.
+    ``since_ms``: none finished before it (the engines' lists are filtered here)."""
     games = [game] if game is not None else list(game_names())
     from_engines = ListMyHands(user_id=user_id, before_ms=before_ms, limit=limit)
-    from_history = ListHands(user_id=user_id, game=game, before_ms=before_ms, limit=limit)
+    from_history = ListHands(
+        user_id=user_id, game=game, before_ms=before_ms, limit=limit, since_ms=since_ms
+    )
     history, *engines = await asyncio.gather(
         bus_request(
             nc, endpoints.HISTORY_LIST_HANDS, from_history, timeout=HISTORY_TIMEOUT_SECONDS
@@ -79,7 +88,12 @@ async def player_hands(
         if isinstance(page, BaseException):
             raise page
         pages.append(page.hands)
-    unique = {hand.hand_id: hand for page in pages for hand in page}
+    unique = {
+        hand.hand_id: hand
+        for page in pages
+        for hand in page
+        if since_ms is None or hand.finished_ms >= since_ms
+    }
     return sorted(unique.values(), key=lambda hand: (hand.finished_ms, hand.hand_id), reverse=True)[
         :limit
     ]

@@ -37,6 +37,14 @@ Game = FromPath[lb.Game]
 HandId = Annotated[str, Parameter(min_length=1, max_length=64)]
 PageLimit = Annotated[int, Parameter(ge=1, le=MAX_PAGE)]
 BeforeMs = Annotated[int | None, Parameter(ge=0, le=2**53)]
+SinceMs = Annotated[
+    int | None,
+    Parameter(ge=0, le=2**53, description="Only hands finished at or after this (epoch ms)."),
+]
+UntilMs = Annotated[
+    int | None,
+    Parameter(ge=0, le=2**53, description="Only hands finished before this (epoch ms)."),
+]
 
 
 class HandsPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -173,11 +181,16 @@ class HandsController(Controller):
         limit: PageLimit = 20,
         before: BeforeMs = None,
         game: FromQuery[lb.Game | None] = None,
+        since: SinceMs = None,
+        until: UntilMs = None,
     ) -> HandsPage:
         """Every game's hands (or ``game``'s) merged by when they finished; ``before`` is
-        the previous page's ``next_before`` (a time in ms)."""
+        the previous page's ``next_before`` (a time in ms); ``since`` (inclusive) and
+        ``until`` (exclusive), epoch ms, bound when they finished."""
+        if until is not None:
+            before = until if before is None else min(before, until)
         hands = await player_hands(
-            _nc(request), claims.user_id, game=game, before_ms=before, limit=limit
+            _nc(request), claims.user_id, game=game, before_ms=before, limit=limit, since_ms=since
         )
         more = len(hands) == limit
         return HandsPage(hands=tuple(hands), next_before=hands[-1].finished_ms if more else None)

@@ -25,6 +25,7 @@ from kalaro.proto import subjects
 from kalaro.settings import Settings, load_settings, production_problem
 from kalaro.sql import create_engine
 from services.history.redis_import import import_from_redis
+from services.history.retention import prune_daily
 from services.history.schema import migrate_history
 from services.history.service import SERVICE_NAME, build_service, start_consumer
 
@@ -58,6 +59,9 @@ async def run(settings: Settings) -> None:
         async def on_start() -> None:
             consumers.append(await start_consumer(nc, engine, settings, redis))
             background.append(asyncio.create_task(import_until_done(engine, redis)))
+            background.append(
+                asyncio.create_task(prune_daily(engine, settings.history_retention_days))
+            )
 
         async def on_stop() -> None:
             for task in background:

@@ -66,6 +66,16 @@ MIGRATIONS = (
             " ON history_player_hands (user_id, game, finished_ms, hand_id)",
         ),
     ),
+    Migration(
+        3,
+        "indexes for pruning and day exports",
+        (
+            # The retention prune and an admin's day export scan by finish time.
+            "CREATE INDEX history_hands_finished ON history_hands (finished_ms, hand_id)",
+            # The prune deletes a batch's index rows by hand id.
+            "CREATE INDEX history_player_hands_hand ON history_player_hands (hand_id)",
+        ),
+    ),
 )
 
 

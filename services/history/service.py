@@ -25,9 +25,16 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto.engine import HandRecord
-from kalaro.proto.history import GetStoredHand, HandsList, ListHands, StoredHand
+from kalaro.proto.history import (
+    ExportHands,
+    GetStoredHand,
+    HandsList,
+    ListHands,
+    RecordsPage,
+    StoredHand,
+)
 from kalaro.settings import Settings
-from services.history import store
+from services.history import export, store
 
 log = logging.getLogger("kalaro.history")
 
@@ -58,6 +65,7 @@ def build_service(engine: AsyncEngine) -> Service:
             before_ms=req.before_ms,
             before_id=req.before_id,
             limit=req.limit,
+            since_ms=req.since_ms,
         )
         return HandsList(hands=tuple(page))
 
@@ -67,8 +75,14 @@ def build_service(engine: AsyncEngine) -> Service:
             raise ServiceError(codes.NOT_FOUND, f"no finished hand {req.hand_id} in history")
         return record
 
+    async def export_hands(req: ExportHands) -> RecordsPage:
+        if not 1 <= req.limit <= export.MAX_EXPORT_PAGE:
+            raise ServiceError(codes.BAD_REQUEST, f"limit must be 1 to {export.MAX_EXPORT_PAGE}")
+        return await export.records_page(engine, req)
+
     service.add(endpoints.HISTORY_LIST_HANDS, list_hands)
     service.add(endpoints.HISTORY_GET_HAND, get_hand)
+    service.add(endpoints.HISTORY_EXPORT_HANDS, export_hands)
     return service
 
 

@@ -87,9 +87,11 @@ async def player_page(
     before_ms: int | None,
     before_id: str | None,
     limit: int,
+    since_ms: int | None = None,
 ) -> list[HandSummary]:
     """A page of the player's hands, newest first, strictly after the cursor
-    (``before_ms``, ``before_id``) in that order; no id: everything before the time."""
+    (``before_ms``, ``before_id``) in that order; no id: everything before the time;
+    ``since_ms``: none finished before it."""
     ph = player_hands
     query = (
         select(ph.c.finished_ms, hands.c.record)
@@ -98,6 +100,8 @@ async def player_page(
     )
     if game is not None:
         query = query.where(ph.c.game == game)
+    if since_ms is not None:
+        query = query.where(ph.c.finished_ms >= since_ms)
     if before_ms is not None:
         if before_id is None:
             query = query.where(ph.c.finished_ms < before_ms)

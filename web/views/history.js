@@ -1,7 +1,7 @@
 // My hands: every finished hand I played, newest first, each opening its
 // replay. Rows come from GET /api/hands, paged with `next_before`.
 
-import { call } from "../api.js";
+import { accessToken, call, refresh } from "../api.js";
 import { h, mount, signed, toast } from "../dom.js";
 import { formatDate, isoDate } from "../format.js";
 
@@ -45,12 +45,15 @@ export function render(root) {
   }
 
   more.addEventListener("click", () => load(false));
+  const download = h("button.ghost#hands-download", { type: "button", "aria-describedby": "hands-download-note" }, "Download all my hands");
+  download.addEventListener("click", () => downloadAll(download));
   mount(root,
     h("section.hands-page", { "aria-labelledby": "hands-title" },
       h("div.section-head", {},
         h("h1#hands-title", {}, "My hands"),
-        h("a.ghost.button-link", { href: "#/wallet" }, "Wallet")),
+        h("div.head-actions", {}, download, h("a.ghost.button-link", { href: "#/wallet" }, "Wallet"))),
       h("p.muted", {}, "Every hand you finished, newest first. Open one to replay it step by step and check its fairness."),
+      h("p.muted.small#hands-download-note", {}, "The download is one JSON file of every record; ", h("code", {}, "kalaro verify"), " checks any of them."),
       h("div.panel.hands-panel", {}, h("div.table-scroll", { tabindex: "0", role: "group", "aria-label": "My hands" },
         h("table.history.hands", {},
           h("thead", {}, h("tr", {},
@@ -78,4 +81,32 @@ function row(hand) {
     h("td", {}, h(`span.outcome.${kind}`, {}, label)),
     h(`td.num.amount${hand.credits > 0 ? ".plus" : hand.credits < 0 ? ".minus" : ""}`, {}, signed(hand.credits)),
     h("td.hide-phone", {}, h("a.replay-link", { href, tabindex: "-1" }, "Replay")));
+}
+
+/** GET /api/hands/export with the session's token, saved as a file (a plain link
+ * cannot send the token). The server streams it; the browser holds it once. */
+async function downloadAll(button) {
+  button.disabled = true;
+  button.setAttribute("aria-busy", "true");
+  toast("Preparing your hands…");
+  try {
+    const get = async (token) => fetch("/api/hands/export", {
+      headers: { Accept: "application/json", Authorization: `Bearer ${token}` },
+    });
+    let response = await get(await accessToken());
+    if (response.status === 401) response = await get((await refresh()).access_token);
+    if (!response.ok) throw new Error(`The server answered ${response.status}. Try again later.`);
+    const url = URL.createObjectURL(await response.blob());
+    const link = h("a", { href: url, download: "kalaro-my-hands.json", hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    toast("Your hands are downloaded.");
+  } catch (err) {
+    toast(err.message || "The download failed. Try again later.", "error");
+  } finally {
+    button.disabled = false;
+    button.removeAttribute("aria-busy");
+  }
 }

@@ -97,6 +97,9 @@ LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFi
 # --- history ------------------------------------------------------------------------
 HISTORY_LIST_HANDS = Endpoint(s.HISTORY_LIST_HANDS, h.ListHands, h.HandsList, idempotent=True)
 HISTORY_GET_HAND = Endpoint(s.HISTORY_GET_HAND, h.GetStoredHand, e.HandRecord, idempotent=True)
+HISTORY_EXPORT_HANDS = Endpoint(
+    s.HISTORY_EXPORT_HANDS, h.ExportHands, h.RecordsPage, idempotent=True
+)
 
 # --- bots ---------------------------------------------------------------------------
 BOTS_SEAT = Endpoint(s.BOTS_SEAT, b.SeatBot, b.BotSeated)

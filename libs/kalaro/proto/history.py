@@ -29,6 +29,7 @@ class ListHands(msgspec.Struct, frozen=True, kw_only=True):
     before_ms: int | None = None
     before_id: str | None = None
     limit: int = 20
+    since_ms: int | None = None  # only hands finished at or after this time
 
 
 class HandsList(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,3 +38,24 @@ class HandsList(msgspec.Struct, frozen=True, kw_only=True):
 
 class GetStoredHand(msgspec.Struct, frozen=True, kw_only=True):
     hand_id: str
+
+
+class ExportHands(msgspec.Struct, frozen=True, kw_only=True):
+    """Whole records, oldest first, for an export: one player's (``user_id``) or every
+    hand finished in [``since_ms``, ``until_ms``). The cursor is the previous page's
+    last (finished_ms, hand_id): hands strictly after it in that order."""
+
+    user_id: str | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+    after_ms: int | None = None
+    after_id: str | None = None
+    limit: int = 50
+
+
+class RecordsPage(msgspec.Struct, frozen=True, kw_only=True):
+    """A page of an export; ``last_ms``/``last_id``: the cursor of the next (null: none)."""
+
+    records: tuple[HandRecord, ...]
+    last_ms: int | None = None
+    last_id: str | None = None

@@ -67,6 +67,7 @@ LOBBY_HAND_FINISHED = "lobby.hands.finished"
 # --- history: every finished hand's record, in SQL ----------------------------------
 HISTORY_LIST_HANDS = "history.hands.list"
 HISTORY_GET_HAND = "history.hands.get"
+HISTORY_EXPORT_HANDS = "history.hands.export"  # whole records, page by page
 
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"

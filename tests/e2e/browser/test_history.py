@@ -167,3 +167,30 @@ def test_someone_elses_hand_is_not_shown(new_page: Any, hand: tuple[str, str, st
     expect(page.get_by_role("heading", name="Hand not found")).to_be_visible()
     page.goto(f"/#/hands/any/{hand_id}")
     expect(page.get_by_role("heading", name="Hand not found")).to_be_visible()
+
+
+def test_download_all_my_hands_by_keyboard(
+    new_page: Any, hand: tuple[str, str, str], screenshots: Path
+) -> None:
+    """My hands' "Download all my hands" is a named button reached and pressed with the
+    keyboard; the file is the export: every record, each verifying."""
+    email, _, hand_id = hand
+    page = new_page(PHONE)
+    sign_in(page, email, PASSWORD)
+    page.goto("/#/hands")
+    expect(page.locator(f"tr.hand-row[data-hand='{hand_id}']")).to_be_visible()
+    button = page.get_by_role("button", name="Download all my hands")
+    expect(button).to_be_visible()
+    described = page.locator("#" + (button.get_attribute("aria-describedby") or "none"))
+    expect(described).to_contain_text("kalaro verify")
+    button.focus()
+    with page.expect_download() as download:
+        page.keyboard.press("Enter")
+    assert download.value.suggested_filename == "kalaro-my-hands.json"
+    records = json.loads(Path(download.value.path()).read_bytes())
+    assert [r["hand_id"] for r in records] == [hand_id]
+    assert verify_hand(msgspec.convert(records[0], HandRecord)).ok
+    expect(page.locator("#toast")).to_contain_text("downloaded")
+    no_sideways_scroll(page)
+    shot(page, screenshots, "35-my-hands-download-phone")
+    assert_accessible(page, "My hands, after a download (phone)")
