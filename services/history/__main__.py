@@ -27,6 +27,7 @@ from kalaro.sql import create_engine
 from services.history.redis_import import import_from_redis
 from services.history.schema import migrate_history
 from services.history.service import SERVICE_NAME, build_service, start_consumer
+from services.history.stats import backfill
 
 log = logging.getLogger("kalaro.history")
 
@@ -51,6 +52,8 @@ async def run(settings: Settings) -> None:
         nc = await connect(settings.nats_url, SERVICE_NAME)
         version = await migrate_history(engine)
         log.info("history schema at version %d on %s", version, engine.url.render_as_string())
+        filled = await backfill(engine)  # rows stored before the stats (migration 2)
+        log.info("stats backfill done: %d rows filled", filled)
         service = build_service(engine)
         consumers: list[DurableConsumer] = []
         background: list[asyncio.Task[None]] = []

@@ -25,9 +25,16 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto.engine import HandRecord
-from kalaro.proto.history import GetStoredHand, HandsList, ListHands, StoredHand
+from kalaro.proto.history import (
+    GetPlayerStats,
+    GetStoredHand,
+    HandsList,
+    ListHands,
+    PlayerStats,
+    StoredHand,
+)
 from kalaro.settings import Settings
-from services.history import store
+from services.history import stats, store
 
 log = logging.getLogger("kalaro.history")
 
@@ -68,7 +75,12 @@ def build_service(engine: AsyncEngine) -> Service:
         return record
 
     service.add(endpoints.HISTORY_LIST_HANDS, list_hands)
+
+    async def player_stats(req: GetPlayerStats) -> PlayerStats:
+        return await stats.player_stats(engine, req.user_id)
+
     service.add(endpoints.HISTORY_GET_HAND, get_hand)
+    service.add(endpoints.HISTORY_PLAYER_STATS, player_stats)
     return service
 
 

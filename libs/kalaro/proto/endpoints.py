@@ -97,6 +97,9 @@ LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFi
 # --- history ------------------------------------------------------------------------
 HISTORY_LIST_HANDS = Endpoint(s.HISTORY_LIST_HANDS, h.ListHands, h.HandsList, idempotent=True)
 HISTORY_GET_HAND = Endpoint(s.HISTORY_GET_HAND, h.GetStoredHand, e.HandRecord, idempotent=True)
+HISTORY_PLAYER_STATS = Endpoint(
+    s.HISTORY_PLAYER_STATS, h.GetPlayerStats, h.PlayerStats, idempotent=True
+)
 
 # --- bots ---------------------------------------------------------------------------
 BOTS_SEAT = Endpoint(s.BOTS_SEAT, b.SeatBot, b.BotSeated)

@@ -67,6 +67,7 @@ LOBBY_HAND_FINISHED = "lobby.hands.finished"
 # --- history: every finished hand's record, in SQL ----------------------------------
 HISTORY_LIST_HANDS = "history.hands.list"
 HISTORY_GET_HAND = "history.hands.get"
+HISTORY_PLAYER_STATS = "history.players.stats"
 
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"
