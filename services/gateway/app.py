@@ -41,6 +41,7 @@ from services.gateway import (
     routes_accounts,
     routes_admin,
     routes_hands,
+    routes_players,
     routes_practice,
 )
 from services.gateway.apidoc import (
@@ -358,6 +359,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes_admin.AdminUsersController,
         routes_admin.HostingController,
         routes_hands.HandsController,
+        routes_players.PlayersController,
         ws_endpoint,
         routes.public_config,
         routes.healthz,
