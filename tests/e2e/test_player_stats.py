@@ -14,7 +14,6 @@ import msgspec
 import pytest
 
 from kalaro.client.http import ApiError
-
 from tests.e2e.stack import Stack
 from tests.e2e.tables import admin, open_table, play_hand, signed_up
 
