@@ -14,18 +14,18 @@ const pct = (won, hands) => (hands ? `${Math.round((100 * won) / hands)}%` : "â€
 
 function table(id, caption, rows, { practice = false } = {}) {
   return h("div.table-scroll", { tabindex: "0", role: "group", "aria-labelledby": `${id}-caption` },
-    h(`table.history.stats#${id}`, {},
+    h(`table.history.player-stats#${id}`, {},
       h(`caption#${id}-caption.sr-only`, {}, caption),
       h("thead", {}, h("tr", {},
         h("th", { scope: "col" }, "Game"),
         h("th.num", { scope: "col" }, "Hands"),
         h("th.num", { scope: "col" }, "Won"),
-        practice ? null : h("th.num", { scope: "col" }, "Net credits"),
-        practice ? null : h("th.num", { scope: "col" }, "Biggest win"))),
+        practice ? null : h("th.num", { scope: "col", title: "Credits won minus lost" }, "Net"),
+        practice ? null : h("th.num", { scope: "col", title: "Biggest win: the most one hand paid" }, "Best win"))),
       h("tbody", {}, rows.map((g) => h("tr", { dataset: { game: g.game } },
         h("th", { scope: "row" }, GAMES[g.game] || g.game),
         h("td.num", {}, credits(g.hands)),
-        h("td.num", {}, `${credits(g.won)} `, h("span.muted.small", {}, `(${pct(g.won, g.hands)})`)),
+        h("td.num", { title: pct(g.won, g.hands) }, credits(g.won)),
         practice ? null : h(`td.num.amount${g.net > 0 ? ".plus" : g.net < 0 ? ".minus" : ""}`, {}, signed(g.net)),
         practice ? null : h("td.num", {}, credits(g.biggest_win)))))));
 }
