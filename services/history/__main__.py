@@ -45,6 +45,21 @@ async def import_until_done(engine: AsyncEngine, redis: RedisLink) -> None:
             await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
 
 
+async def backfill_until_done(engine: AsyncEngine) -> None:
+    """The stats of rows stored before migration 2, retried until done (SQL may be down);
+    meanwhile the stats lack those rows, new hands count at once."""
+    attempt = 0
+    while True:
+        try:
+            filled = await backfill(engine)
+            log.info("stats backfill done: %d rows filled", filled)
+            return
+        except Exception:
+            attempt += 1
+            log.warning("stats backfill failed (attempt %d); retrying", attempt, exc_info=True)
+            await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
+
+
 async def run(settings: Settings) -> None:
     engine = create_engine(settings.database_url)
     redis = connect_redis(settings.redis_url, settings)
@@ -52,8 +67,6 @@ async def run(settings: Settings) -> None:
         nc = await connect(settings.nats_url, SERVICE_NAME)
         version = await migrate_history(engine)
         log.info("history schema at version %d on %s", version, engine.url.render_as_string())
-        filled = await backfill(engine)  # rows stored before the stats (migration 2)
-        log.info("stats backfill done: %d rows filled", filled)
         service = build_service(engine)
         consumers: list[DurableConsumer] = []
         background: list[asyncio.Task[None]] = []
@@ -61,6 +74,7 @@ async def run(settings: Settings) -> None:
         async def on_start() -> None:
             consumers.append(await start_consumer(nc, engine, settings, redis))
             background.append(asyncio.create_task(import_until_done(engine, redis)))
+            background.append(asyncio.create_task(backfill_until_done(engine)))
 
         async def on_stop() -> None:
             for task in background:
