@@ -2,7 +2,7 @@
 //
 // Routes: #/sign-in, #/ (tables), #/tables/<id>, #/join/<id>?code=… (an invite link:
 // remembers the code, then opens the table), #/wallet, #/hands, #/hands/<game>/<hand>,
-// #/admin, #/how-to-play, and the pages mailed links open: #/verify?token=…,
+// #/profile (mine), #/players/<id>?name=… (anyone's stats), #/admin, #/how-to-play, and the pages mailed links open: #/verify?token=…,
 // #/reset (ask for a link) and #/reset?token=… (choose a new password).
 // Hash routing means the gateway's static file server needs no rewrite rules.
 
@@ -19,6 +19,7 @@ import { parseJoin } from "./views/hosting.js";
 import { watchTableNotices } from "./views/table-notices.js";
 import * as hands from "./views/history.js";
 import * as replay from "./views/replay.js";
+import * as profile from "./views/profile.js";
 import * as verifyEmail from "./views/verify-email.js";
 import * as resetPassword from "./views/reset-password.js";
 
@@ -125,6 +126,12 @@ function parse(hash) {
   if (parts[0] === "wallet") return { view: wallet, name: "wallet" };
   if (parts[0] === "hands" && parts[2]) return { view: replay, name: "hands", params: { game: decodeURIComponent(parts[1]), handId: decodeURIComponent(parts[2]) } };
   if (parts[0] === "hands") return { view: hands, name: "hands" };
+  if (parts[0] === "profile") return { view: profile, name: "profile", params: {} };
+  if (parts[0] === "players" && parts[1]) {
+    const [id, search = ""] = parts[1].split("?");
+    const mine = decodeURIComponent(id) === api.currentUser()?.user_id;
+    return { view: profile, name: mine ? "profile" : "players", params: { userId: decodeURIComponent(id), name: new URLSearchParams(search).get("name") || "" } };
+  }
   if (parts[0] === "admin") return { view: admin, name: "admin" };
   if (parts[0] === "how-to-play") return { view: howTo, name: "how" };
   return { view: dashboard, name: "tables" };

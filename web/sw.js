@@ -14,7 +14,7 @@ const SHELL = [
   "pwa.js", "record.js", "rules.css", "socket.js", "styles.css", "tiles.js", "verify.js",
   "views/admin.js", "views/clock.js", "views/dashboard.js", "views/dialogs.js",
   "views/extras.js", "views/history.js", "views/hosting.js", "views/house-rules.js",
-  "views/how-to-play.js", "views/legal.js", "views/replay.js", "views/result.js",
+  "views/how-to-play.js", "views/legal.js", "views/profile.js", "views/replay.js", "views/result.js",
   "views/rules-data.js", "views/rules-payouts.js", "views/sign-in.js", "views/table-dom.js",
   "views/table-log.js", "views/table-mahjong.js", "views/table-notices.js",
   "views/table-sets.js", "views/table-sound.js", "views/table-store.js",

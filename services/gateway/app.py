@@ -42,6 +42,7 @@ from services.gateway import (
     routes_admin,
     routes_export,
     routes_hands,
+    routes_players,
     routes_practice,
 )
 from services.gateway.apidoc import (
@@ -360,6 +361,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes_admin.HostingController,
         routes_hands.HandsController,
         routes_export.HandsExportController,
+        routes_players.PlayersController,
         ws_endpoint,
         routes.public_config,
         routes.healthz,

@@ -28,6 +28,7 @@ from services.history.redis_import import import_from_redis
 from services.history.retention import prune_daily
 from services.history.schema import migrate_history
 from services.history.service import SERVICE_NAME, build_service, start_consumer
+from services.history.stats import backfill
 
 log = logging.getLogger("kalaro.history")
 
@@ -42,6 +43,21 @@ async def import_until_done(engine: AsyncEngine, redis: RedisLink) -> None:
         except Exception:
             attempt += 1
             log.warning("Redis import failed (attempt %d); retrying", attempt, exc_info=True)
+            await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
+
+
+async def backfill_until_done(engine: AsyncEngine) -> None:
+    """The stats of rows stored before migration 2, retried until done (SQL may be down);
+    meanwhile the stats lack those rows, new hands count at once."""
+    attempt = 0
+    while True:
+        try:
+            filled = await backfill(engine)
+            log.info("stats backfill done: %d rows filled", filled)
+            return
+        except Exception:
+            attempt += 1
+            log.warning("stats backfill failed (attempt %d); retrying", attempt, exc_info=True)
             await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
 
 
@@ -62,6 +78,7 @@ async def run(settings: Settings) -> None:
             background.append(
                 asyncio.create_task(prune_daily(engine, settings.history_retention_days))
             )
+            background.append(asyncio.create_task(backfill_until_done(engine)))
 
         async def on_stop() -> None:
             for task in background:

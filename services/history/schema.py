@@ -39,6 +39,12 @@ player_hands = Table(
     Column("hand_id", String(64), primary_key=True),
     Column("game", String(32), nullable=False),
     Column("finished_ms", BigInteger, nullable=False),
+    # Migration 2 (stats): the player's outcome, filled at ingest; ``derived`` is false
+    # only on rows stored before it, until the start-up backfill fills them.
+    Column("won", Boolean, nullable=False),
+    Column("net", BigInteger, nullable=False),
+    Column("practice", Boolean, nullable=False),
+    Column("derived", Boolean, nullable=False),
 )
 
 MIGRATIONS = (
@@ -64,6 +70,21 @@ MIGRATIONS = (
             " ON history_player_hands (user_id, finished_ms, hand_id)",
             "CREATE INDEX history_player_hands_game_newest"
             " ON history_player_hands (user_id, game, finished_ms, hand_id)",
+        ),
+    ),
+    Migration(
+        2,
+        "each player's outcome of a hand, for stats",
+        (
+            "ALTER TABLE history_player_hands ADD COLUMN won BOOLEAN NOT NULL DEFAULT FALSE",
+            "ALTER TABLE history_player_hands ADD COLUMN net BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE history_player_hands ADD COLUMN practice BOOLEAN NOT NULL DEFAULT FALSE",
+            "ALTER TABLE history_player_hands ADD COLUMN derived BOOLEAN NOT NULL DEFAULT FALSE",
+            # Stats: one player's rows per game (the aggregate reads only the index's rows).
+            "CREATE INDEX history_player_hands_stats"
+            " ON history_player_hands (user_id, game, practice, won, net)",
+            # The backfill finds the rows stored before this migration.
+            "CREATE INDEX history_player_hands_underived ON history_player_hands (derived)",
         ),
     ),
     Migration(

@@ -27,14 +27,16 @@ from kalaro.proto import errors as codes
 from kalaro.proto.engine import HandRecord
 from kalaro.proto.history import (
     ExportHands,
+    GetPlayerStats,
     GetStoredHand,
     HandsList,
     ListHands,
+    PlayerStats,
     RecordsPage,
     StoredHand,
 )
 from kalaro.settings import Settings
-from services.history import export, store
+from services.history import export, stats, store
 
 log = logging.getLogger("kalaro.history")
 
@@ -81,8 +83,13 @@ def build_service(engine: AsyncEngine) -> Service:
         return await export.records_page(engine, req)
 
     service.add(endpoints.HISTORY_LIST_HANDS, list_hands)
+
+    async def player_stats(req: GetPlayerStats) -> PlayerStats:
+        return await stats.player_stats(engine, req.user_id)
+
     service.add(endpoints.HISTORY_GET_HAND, get_hand)
     service.add(endpoints.HISTORY_EXPORT_HANDS, export_hands)
+    service.add(endpoints.HISTORY_PLAYER_STATS, player_stats)
     return service
 
 

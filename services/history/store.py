@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from kalaro.engine.slots import summary
 from kalaro.proto.engine import HandRecord, HandSummary
 from kalaro.proto.history import StoredHand
+from services.history.outcome import outcome
 from services.history.schema import hands, player_hands
 
 MAX_PAGE = 100
@@ -49,15 +50,20 @@ def rows_of(stored: Sequence[StoredHand]) -> tuple[list[dict[str, Any]], list[di
                 "record": _encode(record).decode(),
             }
         )
-        player_rows.extend(
-            {
-                "user_id": p.user_id,
-                "hand_id": record.hand_id,
-                "game": record.game,
-                "finished_ms": item.finished_ms,
-            }
-            for p in {p.user_id: p for p in record.players if not p.is_bot}.values()
-        )
+        for user_id in {p.user_id: p for p in record.players if not p.is_bot}:
+            won, net = outcome(record, user_id)
+            player_rows.append(
+                {
+                    "user_id": user_id,
+                    "hand_id": record.hand_id,
+                    "game": record.game,
+                    "finished_ms": item.finished_ms,
+                    "won": won,
+                    "net": net,
+                    "practice": item.practice,
+                    "derived": True,
+                }
+            )
     return hand_rows, player_rows
 
 

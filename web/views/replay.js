@@ -10,6 +10,7 @@ import { saveRecord } from "../record.js";
 import { tileLabel, tileView } from "../tiles.js";
 import { verifyHand } from "../verify.js";
 import { GAMES, short } from "./history.js";
+import { profileHref } from "./profile.js";
 import { renderResult } from "./result.js";
 
 const ALL_GAMES = Object.keys(GAMES);
@@ -71,10 +72,17 @@ function show(root, replay, game) {
     return lines.length ? lines.join(" ") : `${names[step.actor]} moved.`;
   }
 
+  // A human player's name opens their profile (stats); bots have none.
+  function playerName(i) {
+    const p = replay.players[i];
+    if (!p || p.is_bot) return names[i];
+    return h("a.player-link", { href: profileHref(p.user_id, p.display_name), title: `${p.display_name}'s profile` }, names[i]);
+  }
+
   function drawStep(step) {
     const seats = step.seats.map((s, i) => h(`div.replay-seat${i === replay.seat ? ".me" : ""}${i === step.turn ? ".turn" : ""}`, { dataset: { seat: String(i) } },
       h("div.replay-seat-head", {},
-        h("strong", {}, names[i]),
+        h("strong", {}, playerName(i)),
         h("span.muted.small", {}, ` ${s.hand_size} in hand`),
         replay.dealer === i ? h("span.chip.dealer", { title: "Dealer" }, "D") : null),
       s.melds.length ? h("div.replay-melds", { role: "group", "aria-label": `${names[i]}'s melds` }, s.melds.map((m) => h("span.replay-meld", {}, m.map(piece)))) : null,

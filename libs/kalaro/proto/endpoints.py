@@ -100,6 +100,9 @@ HISTORY_GET_HAND = Endpoint(s.HISTORY_GET_HAND, h.GetStoredHand, e.HandRecord, i
 HISTORY_EXPORT_HANDS = Endpoint(
     s.HISTORY_EXPORT_HANDS, h.ExportHands, h.RecordsPage, idempotent=True
 )
+HISTORY_PLAYER_STATS = Endpoint(
+    s.HISTORY_PLAYER_STATS, h.GetPlayerStats, h.PlayerStats, idempotent=True
+)
 
 # --- bots ---------------------------------------------------------------------------
 BOTS_SEAT = Endpoint(s.BOTS_SEAT, b.SeatBot, b.BotSeated)

@@ -59,3 +59,26 @@ class RecordsPage(msgspec.Struct, frozen=True, kw_only=True):
     records: tuple[HandRecord, ...]
     last_ms: int | None = None
     last_id: str | None = None
+
+
+class GetPlayerStats(msgspec.Struct, frozen=True, kw_only=True):
+    user_id: str
+
+
+class GameStats(msgspec.Struct, frozen=True, kw_only=True):
+    """One game's figures: hands played and won, credits won minus lost (``net``), and
+    the most one hand paid (0: none paid anything)."""
+
+    game: str
+    hands: int
+    won: int
+    net: int
+    biggest_win: int
+
+
+class PlayerStats(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's stats: bet hands per game, and practice hands (no bet) apart."""
+
+    user_id: str
+    games: tuple[GameStats, ...] = ()
+    practice: tuple[GameStats, ...] = ()

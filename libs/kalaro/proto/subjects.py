@@ -68,6 +68,7 @@ LOBBY_HAND_FINISHED = "lobby.hands.finished"
 HISTORY_LIST_HANDS = "history.hands.list"
 HISTORY_GET_HAND = "history.hands.get"
 HISTORY_EXPORT_HANDS = "history.hands.export"  # whole records, page by page
+HISTORY_PLAYER_STATS = "history.players.stats"
 
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"
