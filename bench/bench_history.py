@@ -134,6 +134,8 @@ def play_hand(game: str, seed: int) -> HandRecord:
 
 def make_pool(size: int) -> list[HandRecord]:
     games = game_names()
+    if size < len(games):
+        raise SystemExit(f"--pool must be at least {len(games)}: a hand of every game")
     pool: list[HandRecord] = []
     started = time.perf_counter()
     for i in range(size):
@@ -471,6 +473,9 @@ async def main(args: argparse.Namespace) -> int:
                         await _drop_postgres(args.database_url, name)
         finally:
             nats.stop()
+    if not runs:
+        print("nothing measured (see above why)")
+        return 2
     met = report(runs, args.batch)
     print(f"\ngoals: {'all met' if met else 'NOT all met'}")
     return 1 if args.strict and not met else 0
