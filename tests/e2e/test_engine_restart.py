@@ -205,7 +205,8 @@ async def test_bots_play_on_after_the_engine_restarts_during_their_turn(
         read: list[tuple[float, str]] = []
 
         async def read_record() -> None:
-            record = await person.hand_record(table_id, first.hand_id)  # REST, via the engine
+            # REST: from history, or from the engine's copy while history has not stored it
+            record = await person.hand_record(table_id, first.hand_id)
             read.append((time.monotonic(), record.hand_id))
 
         reading: list[asyncio.Task[None]] = []
@@ -232,7 +233,8 @@ async def test_bots_play_on_after_the_engine_restarts_during_their_turn(
         assert outage.back_at is not None
         await asyncio.wait_for(reading[0], 30)
         assert read and read[0][1] == first.hand_id
-        assert read[0][0] >= outage.back_at  # the read waited for the engine, not failed
+        # The read did not fail: history answered it while the engine was down (it used to
+        # wait for the engine), or, had history not stored the hand yet, the engine once back.
         record = await person.hand_record(table_id, second.hand_id)
         assert {seat for seat, _ in record.actions} >= {0, 1, 2}
         # The bots met the outage (their SDK said so) and still finished the hand.
