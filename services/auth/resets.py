@@ -27,7 +27,6 @@ from services.auth.deps import AuthDeps, revoke_access
 from services.auth.links import mail, pay_welcome
 from services.auth.passwords import policy_problem
 from services.auth.records import EmailToken
-from services.auth.rules import LinkVerdict
 from services.auth.sessions import issue_pair
 
 log = logging.getLogger("services.auth")
@@ -35,18 +34,6 @@ log = logging.getLogger("services.auth")
 RESET_MINUTES = 30
 # One reset mail per account a minute: asking again sooner is answered alike, unsent.
 RESET_EVERY_SECONDS = 60
-
-
-def reset_refusal(verdict: LinkVerdict) -> ServiceError:
-    match verdict:
-        case "used":
-            return ServiceError(codes.LINK_USED, "this password reset link was already used")
-        case "expired":
-            return ServiceError(
-                codes.TOKEN_EXPIRED, "this password reset link has expired; ask for a new one"
-            )
-        case "unknown" | "usable":
-            return ServiceError(codes.INVALID_TOKEN, "this password reset link is not valid")
 
 
 async def request_password_reset(
@@ -83,13 +70,13 @@ async def _usable(deps: AuthDeps, token_hash: str, now_ms: int) -> EmailToken:
         token = await reset_store.reset_token(conn, token_hash)
     verdict = rules.judge_link(token, now_ms)
     if token is None or verdict != "usable":
-        raise reset_refusal(verdict)
+        raise rules.link_refusal(verdict, "password reset")
     return token
 
 
 async def reset_password(deps: AuthDeps, req: ResetPassword) -> TokenPair:
     if not rules.plausible_token(req.token):
-        raise reset_refusal("unknown")
+        raise rules.link_refusal("unknown", "password reset")
     if not rules.sign_in_password_fits(req.password):
         raise ServiceError(codes.WEAK_PASSWORD, "that password is too long")
     token_hash = rules.hash_token(req.token)
@@ -106,7 +93,7 @@ async def reset_password(deps: AuthDeps, req: ResetPassword) -> TokenPair:
     password_hash = await deps.passwords.hash(req.password)
     async with deps.engine.begin() as conn:
         if not await reset_store.use_reset(conn, token, now_ms):
-            raise reset_refusal("used")
+            raise rules.link_refusal("used", "password reset")
         before = await store.account_by_id(conn, token.user_id, lock=True)
         assert before is not None
         await store.update_account(

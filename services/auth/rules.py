@@ -281,16 +281,17 @@ def judge_link(token: EmailToken | None, now_ms: int) -> LinkVerdict:
     return "usable"
 
 
-def link_refusal(verdict: LinkVerdict) -> ServiceError:
+def link_refusal(verdict: LinkVerdict, kind: str = "verification") -> ServiceError:
+    """Why a mailed link (``kind``: verification, password reset) cannot be followed."""
     match verdict:
         case "used":
-            return ServiceError(codes.LINK_USED, "this verification link was already used")
+            return ServiceError(codes.LINK_USED, f"this {kind} link was already used")
         case "expired":
             return ServiceError(
-                codes.TOKEN_EXPIRED, "this verification link has expired; ask for a new one"
+                codes.TOKEN_EXPIRED, f"this {kind} link has expired; ask for a new one"
             )
         case "unknown" | "usable":
-            return ServiceError(codes.INVALID_TOKEN, "this verification link is not valid")
+            return ServiceError(codes.INVALID_TOKEN, f"this {kind} link is not valid")
 
 
 # --- Google ---------------------------------------------------------------------------
