@@ -31,6 +31,9 @@ class StartHand(msgspec.Struct, frozen=True, kw_only=True):
     server_seed: str  # hex; committed (sha256) before players added entropy
     entropy: tuple[str, ...]  # per seat, as given with Ready
     dealer: int | None = None
+    # The table's flags, carried into the hand's record (history, exports).
+    private: bool = False
+    ranked: bool = False
 
 
 class HandStarted(msgspec.Struct, frozen=True, kw_only=True):
@@ -112,6 +115,13 @@ class HandRecord(msgspec.Struct, frozen=True, kw_only=True):
     initial_hands: tuple[Any, ...]  # each seat's dealt cards/tiles, as the views showed
     result: Any
     payments: tuple[int, ...]  # credits per seat
+    # Where it was played (a record is read without its table, which may be gone) and
+    # how it ended. A voided hand was cancelled before its end: its ``actions`` are
+    # those played, its ``result`` is null and nobody paid (``payments`` all 0).
+    practice: bool = False  # no bet
+    private: bool = False
+    ranked: bool = False
+    voided: bool = False
 
 
 class ListMyHands(msgspec.Struct, frozen=True, kw_only=True):
