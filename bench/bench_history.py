@@ -73,7 +73,7 @@ from kalaro.proto.history import GetStoredHand, ListHands, StoredHand
 from kalaro.sql import create_engine
 from kalaro.verify import verify_hand
 from services.history import store
-from services.history.schema import MIGRATIONS, hands, migrate_history, player_hands
+from services.history.schema import hands, migrate_history, player_hands
 from services.history.service import build_service
 
 HEAVY = 20
@@ -193,14 +193,16 @@ class Stamper:
 
 
 async def create_anchor_tables(engine: AsyncEngine) -> tuple[Any, Any]:
-    """``bench_raw_*``: history's own DDL under other names (same keys and indexes)."""
-    async with engine.begin() as conn:
-        for migration in MIGRATIONS:
-            for statement in migration.statements:
-                await conn.execute(text(statement.replace("history_", "bench_raw_")))
+    """``bench_raw_*``: history's tables under other names (same columns, keys and
+    indexes: the ``Table``s mirror the migrated schema, a test checks it)."""
     scratch = MetaData()
     raw_hands = hands.to_metadata(scratch, name="bench_raw_hands")
     raw_players = player_hands.to_metadata(scratch, name="bench_raw_player_hands")
+    for table in (raw_hands, raw_players):
+        for index in table.indexes:  # index names are per schema, not per table
+            index.name = str(index.name).replace("history_", "bench_raw_")
+    async with engine.begin() as conn:
+        await conn.run_sync(scratch.create_all)
     return raw_hands, raw_players
 
 

@@ -1,4 +1,5 @@
-"""``python -m services.history``: migrate, copy Redis's records, then ingest and serve."""
+"""``python -m services.history``: migrate its tables (Alembic), copy Redis's records,
+then ingest and serve."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ async def import_until_done(engine: AsyncEngine, redis: RedisLink) -> None:
 
 
 async def backfill_until_done(engine: AsyncEngine) -> None:
-    """The stats of rows stored before migration 2, retried until done (SQL may be down);
+    """The stats of rows stored before revision 0002, retried until done (SQL may be down);
     meanwhile the stats lack those rows, new hands count at once."""
     attempt = 0
     while True:
@@ -66,8 +67,8 @@ async def run(settings: Settings) -> None:
     redis = connect_redis(settings.redis_url, settings)
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
-        version = await migrate_history(engine)
-        log.info("history schema at version %d on %s", version, engine.url.render_as_string())
+        revision = await migrate_history(engine)
+        log.info("history schema at revision %s on %s", revision, engine.url.render_as_string())
         service = build_service(engine)
         consumers: list[DurableConsumer] = []
         background: list[asyncio.Task[None]] = []

@@ -1,5 +1,5 @@
 """Players' stats from history's rows: one indexed aggregate per player, and the
-start-up backfill of the rows stored before the stats existed (schema migration 2).
+start-up backfill of the rows stored before the stats existed (schema revision 0002).
 
 What is shown, as a games platform would: a player's stats are public to any signed-in
 player (like a profile's record), computed from the hands history holds. Practice hands
@@ -62,7 +62,7 @@ async def player_stats(engine: AsyncEngine, user_id: str) -> PlayerStats:
 
 
 async def backfill(engine: AsyncEngine, *, batch: int = BACKFILL_BATCH) -> int:
-    """Fill (won, net, practice) of rows stored before migration 2, from their records;
+    """Fill (won, net, practice) of rows stored before revision 0002, from their records;
     returns how many. Idempotent: a filled row is marked ``derived`` and not read again,
     so an interrupted run resumes where it stopped."""
     ph = player_hands

@@ -48,6 +48,7 @@ def rows_of(stored: Sequence[StoredHand]) -> tuple[list[dict[str, Any]], list[di
                 "practice": item.practice,
                 "finished_ms": item.finished_ms,
                 "record": _encode(record).decode(),
+                "voided": record.voided,
             }
         )
         for user_id in {p.user_id: p for p in record.players if not p.is_bot}:
@@ -62,6 +63,7 @@ def rows_of(stored: Sequence[StoredHand]) -> tuple[list[dict[str, Any]], list[di
                     "net": net,
                     "practice": item.practice,
                     "derived": True,
+                    "voided": record.voided,
                 }
             )
     return hand_rows, player_rows

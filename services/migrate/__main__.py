@@ -1,9 +1,10 @@
 """``python -m services.migrate``: bring every SQL component's tables up to date, then exit.
 
 The Kubernetes migration Job (deploy/k8s/migrate-job.yaml) runs it before a rollout.
-Only missing steps run (each is recorded in ``schema_migrations``), so a second run
-changes nothing; on PostgreSQL it holds the advisory lock the services take when they
-migrate at start-up, so it is safe beside replicas that are starting. Exit 0 when the
+Only missing steps run (auth's and wallet's are recorded in ``schema_migrations``,
+history's Alembic revision in ``history_alembic_version``), so a second run changes
+nothing; on PostgreSQL it holds the advisory lock the services take when they migrate
+at start-up, so it is safe beside replicas that are starting. Exit 0 when the
 schema is current, 1 when the database cannot be migrated, 2 on a settings problem.
 """
 
@@ -25,14 +26,14 @@ from services.wallet.schema import COMPONENT as WALLET
 from services.wallet.schema import migrate_wallet
 
 
-async def migrate_all(database_url: str) -> dict[str, int]:
-    """Each component's schema version after migrating."""
+async def migrate_all(database_url: str) -> dict[str, str]:
+    """Each component's schema version (history: its Alembic revision) after migrating."""
     engine = create_engine(database_url)
     try:
         return {
-            AUTH: await migrate(engine, AUTH, AUTH_MIGRATIONS),
-            WALLET: await migrate_wallet(engine),
-            HISTORY: await migrate_history(engine),
+            AUTH: f"version {await migrate(engine, AUTH, AUTH_MIGRATIONS)}",
+            WALLET: f"version {await migrate_wallet(engine)}",
+            HISTORY: f"revision {await migrate_history(engine)}",
         }
     finally:
         await engine.dispose()
@@ -52,7 +53,7 @@ def main() -> int:
         print(f"migrate: the database could not be migrated: {exc}", file=sys.stderr)
         return 1
     for component, version in versions.items():
-        print(f"{component}: schema version {version}")
+        print(f"{component}: schema {version}")
     return 0
 
 

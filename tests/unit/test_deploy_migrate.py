@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from services.history.schema import head_revision
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -29,12 +31,15 @@ def test_migrate_applies_missing_steps_once(tmp_path: Path) -> None:
     first = run(env)
     assert first.returncode == 0, first.stderr
     assert "auth: schema version" in first.stdout and "wallet: schema version" in first.stdout
+    assert f"history: schema revision {head_revision()}" in first.stdout
+    assert "Running upgrade 0003 -> 0004" in first.stderr  # Alembic's steps, logged
     steps = sqlite3.connect(database).execute("SELECT COUNT(*) FROM schema_migrations").fetchone()
     assert steps[0] > 0
     second = run(env)
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
     assert "migrated to" not in second.stderr  # nothing left to do
+    assert "Running upgrade" not in second.stderr
     again = sqlite3.connect(database).execute("SELECT COUNT(*) FROM schema_migrations").fetchone()
     assert again == steps
 

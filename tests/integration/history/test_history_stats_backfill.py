@@ -1,4 +1,4 @@
-"""Upgrading a history database that holds hands from before the stats (schema 1):
+"""Upgrading a history database that holds hands from before the stats (revision 0001):
 ``python -m services.history`` migrates it to the stats' schema and its start-up
 backfill fills every stored player's figures from the records (progress in its log),
 while it serves; the stats then equal the records' sums."""
@@ -19,9 +19,9 @@ from sqlalchemy import text
 
 from kalaro.devstack import NatsServer, RedisServer, free_port
 from kalaro.proto import subjects
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.history import stats
-from services.history.schema import COMPONENT, MIGRATIONS
+from services.history.schema import migrate_history
 from tests.history_played import stored_played
 from tests.integration.history.history_helpers import eventually
 from tests.integration.history.test_history_stats import _expected
@@ -38,8 +38,8 @@ async def test_the_service_backfills_rows_stored_before_the_stats(
     hands += [stored_played("kawuxing", s, (you, bot, me), prefix=unique) for s in range(2)]
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'history.db'}"
     engine = create_engine(database_url)
-    # The database as schema 1 left it, with its rows.
-    assert await migrate(engine, COMPONENT, MIGRATIONS[:1]) == 1
+    # The database as revision 0001 left it, with its rows.
+    assert await migrate_history(engine, "0001") == "0001"
     async with engine.begin() as conn:
         for item in hands:
             r = item.record
