@@ -2,6 +2,7 @@
 
 Computed once per (player, hand) when history stores the hand, in the same transaction,
 so the stats are one indexed aggregate over rows that are idempotent like the hands.
+Voided hands get rows too ("my hands" lists them), flagged so the stats skip them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ def winning_seats(result: Any) -> frozenset[int]:
 
 def outcome(record: HandRecord, user_id: str) -> tuple[bool, int]:
     """(won, net credits) of ``user_id``'s seat; a player in two seats gets the first
-    (as "My hands" shows it). Practice hands pay nothing: net 0, ``won`` still counts."""
+    (as "My hands" shows it). Practice hands pay nothing: net 0, ``won`` still counts.
+    A voided hand (``result`` null) was won by nobody and paid nothing."""
     seat = next(i for i, p in enumerate(record.players) if p.user_id == user_id)
+    if record.voided:
+        return False, 0
     net = record.payments[seat] if seat < len(record.payments) else 0
     return seat in winning_seats(record.result), int(net)

@@ -5,6 +5,7 @@ What is shown, as a games platform would: a player's stats are public to any sig
 player (like a profile's record), computed from the hands history holds. Practice hands
 (no bet) are counted apart, never mixed into the totals. Hands at private tables count
 in the totals like any other; stats carry no table or hand ids, so they reveal none.
+Voided hands (cancelled before their end) are neither played nor won: left out.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 
 import msgspec
-from sqlalchemy import Integer, and_, case, func, select, update
+from sqlalchemy import Integer, and_, case, false, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.proto.engine import HandRecord
@@ -41,7 +42,7 @@ async def player_stats(engine: AsyncEngine, user_id: str) -> PlayerStats:
             func.sum(ph.c.net),
             func.max(ph.c.net),
         )
-        .where(ph.c.user_id == user_id)
+        .where(ph.c.user_id == user_id, ph.c.voided == false())
         .group_by(ph.c.game, ph.c.practice)
         .order_by(ph.c.game)
     )

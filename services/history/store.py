@@ -1,4 +1,7 @@
-"""History's SQL: store records (batched, idempotent by hand id) and read them back."""
+"""History's SQL: store records (batched, idempotent by hand id) and read them back.
+
+Voided hands (cancelled before their end: ``result`` null, nothing paid) are stored,
+listed and read like finished ones, flagged ``voided`` in both tables."""
 
 from __future__ import annotations
 
@@ -123,7 +126,16 @@ async def player_page(
     query = query.order_by(ph.c.finished_ms.desc(), ph.c.hand_id.desc()).limit(limit)
     async with engine.connect() as conn:
         rows = (await conn.execute(query)).all()
-    return [summary(_decode_record(data), user_id, int(ms)) for ms, data in rows]
+    return [line_of(_decode_record(data), user_id, int(ms)) for ms, data in rows]
+
+
+def line_of(record: HandRecord, user_id: str, finished_ms: int) -> HandSummary:
+    """``record`` as a line of the player's hands; a voided one says so (its null
+    ``result`` names no ending or winner) and shows nothing paid."""
+    line = summary(record, user_id, finished_ms)
+    if record.voided:
+        return msgspec.structs.replace(line, ending="voided", won=False, credits=0)
+    return line
 
 
 async def stored_ids(engine: AsyncEngine, hand_ids: Sequence[str]) -> set[str]:

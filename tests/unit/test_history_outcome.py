@@ -53,3 +53,13 @@ def test_a_player_seated_twice_counts_their_first_seat() -> None:
 
 def test_a_fresh_records_tuple_of_winners_counts_too() -> None:
     assert winning_seats({"winners": (1,)}) == {1}
+
+
+def test_a_voided_hand_was_won_by_nobody_and_paid_nothing() -> None:
+    record = msgspec.structs.replace(
+        played("tongits", 2, ("a", "b", "c")), result=None, payments=(0, 0, 0), voided=True
+    )
+    assert [outcome(record, user) for user in ("a", "b", "c")] == [(False, 0)] * 3
+    # Even a voided record that (wrongly) kept a result counts for no one.
+    kept = msgspec.structs.replace(record, result={"winners": [0]}, payments=(5, 0, -5))
+    assert outcome(kept, "a") == (False, 0)

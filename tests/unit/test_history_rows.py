@@ -5,8 +5,8 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from kalaro.proto.engine import Player
-from services.history.store import rows_of
-from tests.integration.history.history_helpers import stored
+from services.history.store import line_of, rows_of
+from tests.integration.history.history_helpers import stored, voided
 
 
 def test_a_batch_gives_each_hand_once_and_indexes_only_its_humans() -> None:
@@ -28,3 +28,19 @@ def test_one_player_in_two_seats_is_indexed_once() -> None:
     twice = (*item.record.players[:2], Player(user_id="u-a", display_name="A again"))
     _, player_rows = rows_of([replace(item, record=replace(item.record, players=twice))])
     assert sorted(r["user_id"] for r in player_rows) == ["u-a", "u-b"]
+
+
+def test_a_voided_hand_is_flagged_in_both_tables_and_counts_for_nobody() -> None:
+    item = voided("u", 0)
+    hand_rows, player_rows = rows_of([stored("u", 1), item])
+    assert [(r["hand_id"], r["voided"]) for r in hand_rows] == [("u.1", False), ("u.0", True)]
+    flagged = sorted((r["user_id"], r["voided"], r["won"], r["net"]) for r in player_rows
+                     if r["hand_id"] == "u.0")  # fmt: skip
+    assert flagged == [("u-a", True, False, 0), ("u-b", True, False, 0)]
+
+
+def test_a_voided_hand_reads_as_voided_in_my_hands() -> None:
+    line = line_of(voided("u", 0).record, "u-a", 5)
+    assert (line.ending, line.won, line.credits, line.finished_ms) == ("voided", False, 0, 5)
+    finished = line_of(stored("u", 0).record, "u-a", 5)
+    assert (finished.ending, finished.won, finished.credits) == ("tongits", True, 20)

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+import msgspec
 import pytest
 from nats.aio.client import Client as NATS
 from sqlalchemy import func, select
@@ -43,6 +44,14 @@ def stored(unique: str, n: int, *, game: str = "tongits", finished_ms: int = 0) 
         payments=tuple(20 if i == winner else -10 for i in range(3)),
     )
     return StoredHand(record=record, finished_ms=finished_ms or 1_000_000 + n)
+
+
+def voided(unique: str, n: int, *, finished_ms: int = 0) -> StoredHand:
+    """Hand ``<unique>.<n>`` as :func:`stored` has it, but voided before its end: the
+    actions played so far, no result, nothing paid."""
+    item = stored(unique, n, finished_ms=finished_ms)
+    record = msgspec.structs.replace(item.record, result=None, payments=(0, 0, 0), voided=True)
+    return msgspec.structs.replace(item, record=record)
 
 
 async def publish(nc: NATS, item: StoredHand, msg_id: str | None = None) -> None:
