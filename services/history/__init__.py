@@ -1,6 +1,7 @@
-"""The history service: every finished hand's record, for good, in SQL.
+"""The history service: every finished (or voided) hand's record, for good, in SQL.
 
 Ingest from the RECORDS stream (durable consumer, batched, keyed by hand id), reads on
 the bus (a player's hands, one record), and the Redis copies cut to an hour once a
-hand is stored. See :mod:`services.history.service`.
+hand is stored. See :mod:`services.history.service`; the tables and their Alembic
+migrations: :mod:`services.history.schema`.
 """
