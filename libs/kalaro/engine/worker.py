@@ -102,6 +102,13 @@ MAX_MY_HANDS = 100
 _EMPTY_EVENTS = msgspec.Raw(b"[]")
 
 
+class RecordNotPublished(Exception):
+    """A voided hand's void went out, its record (for history) did not yet."""
+
+    def __init__(self, hand_id: str) -> None:
+        super().__init__(f"hand {hand_id}: voided, its record not published yet")
+
+
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -372,7 +379,13 @@ class EngineWorker:
                 ).version
             except StaleVersion:
                 continue
-            await self._publish_outcome(cancelled, new_version)
+            try:
+                await self._publish_outcome(cancelled, new_version)
+            except RecordNotPublished as exc:
+                # The void is out: the cancel stands. Its slot is left unmarked, so the
+                # sweeper publishes the outcome again, record included (JetStream drops
+                # the void's repeat).
+                log.warning("%s (%r); the sweeper will", exc, exc.__cause__)
             return HandCancelled(hand_id=msg.hand_id, voided=True)
         raise ServiceError(codes.CONFLICT, f"table {msg.table_id} is too busy; retry")
 
@@ -778,11 +791,12 @@ class EngineWorker:
         if slot.status == "cancelled" and slot.state:
             # A hand voided after its deal goes to history too (a tombstone, cancelled
             # before any deal, has nothing to record). After the void, so the wallet
-            # never waits on the records stream; a failure here is retried with the
-            # whole outcome, whose repeats JetStream drops. Not kept in Redis: the
-            # engine's stored records mean "finished, settle these payments" to
-            # ``outcome`` and ``cancel``.
-            await self._publish_record(hand_record(slot), self.now_ms())
+            # never waits on the records stream. Not kept in Redis: the engine's stored
+            # records mean "finished, settle these payments" to ``outcome`` and ``cancel``.
+            try:
+                await self._publish_record(hand_record(slot), self.now_ms())
+            except Exception as exc:
+                raise RecordNotPublished(hand_id) from exc
         if shown is not None and frame:
             await self._nc.publish(subjects.table_events(slot.table_id), self._json.encode(shown))
         marked = replace(slot, outcome_published=True)

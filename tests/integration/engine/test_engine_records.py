@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -17,6 +18,9 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
 from kalaro.bus import request
+from kalaro.bus.redislink import RedisLink
+from kalaro.bus.runner import connect
+from kalaro.devstack import NatsServer
 from kalaro.engine.slots import Slot
 from kalaro.engine.worker import OUTCOME_GRACE_MS, EngineWorker
 from kalaro.proto import subjects
@@ -161,3 +165,41 @@ async def test_the_sweeper_records_a_void_the_cancelling_worker_did_not(
     [stored] = await _records(nc, start.hand_id)
     assert stored.record.voided and stored.record.private and stored.record.actions == ()
     assert stored.finished_ms == clock()
+
+
+async def test_a_void_stands_while_its_record_cannot_be_published(
+    tmp_path: Path, redis: RedisLink, unique: str, clock: FakeClock
+) -> None:
+    """The RECORDS stream is gone when the table is cancelled: the cancel still voids
+    (once), and the sweeper publishes the record when the stream is back."""
+    own = NatsServer(tmp_path / "nats").start()  # its streams are this test's to break
+    workers = Replicas(own.url, redis, f"t{unique}:", clock)
+    nc = await connect(own.url, "tests")
+    try:
+        replica = await workers.start("tongits")  # no background loop: no sweeper
+        start = start_message("tongits", unique)
+        await start_hand(nc, "tongits", start)
+        await nc.jetstream().delete_stream(subjects.RECORDS_STREAM)
+        assert (await _cancel(nc, "tongits", start.table_id, start.hand_id)).voided
+        voids = await stream_messages(
+            nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id)
+        )
+        assert len(voids) == 1
+        _, slot = await load_slot(workers.store("tongits"), start.table_id)
+        assert slot.status == "cancelled" and not slot.outcome_published
+
+        await replica.worker.ensure_streams()  # the stream is back
+        clock.advance(OUTCOME_GRACE_MS)
+        assert await replica.worker.sweep_outcomes() == 1
+        [stored] = await _records(nc, start.hand_id)
+        assert stored.record.voided and stored.record.hand_id == start.hand_id
+        voids = await stream_messages(
+            nc, subjects.RESULTS_STREAM, subjects.hand_result(start.hand_id)
+        )
+        assert len(voids) == 1, "the void's repeat was dropped"
+        _, slot = await load_slot(workers.store("tongits"), start.table_id)
+        assert slot.outcome_published
+    finally:
+        await workers.stop_all()
+        await nc.close()
+        own.stop()
