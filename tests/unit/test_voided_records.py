@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import random
+from pathlib import Path
 
 import msgspec
 import pytest
 
+from kalaro import cli
 from kalaro.engine.slots import Slot, hand_record, summary
 from kalaro.games.base import derive_seed
 from kalaro.games.registry import rules_for
@@ -121,6 +123,19 @@ def test_tampered_voided_records_are_rejected(game: str) -> None:
     for what, bad in tampered.items():
         report = verify_hand(bad)
         assert not report.ok, (what, report.checks)
+
+
+def test_kalaro_verify_says_voided(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = _voided("mahjong")
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_bytes(msgspec.json.encode(record))
+    bad.write_bytes(msgspec.json.encode(replace(record, payments=(8, -8, 0, 0))))
+    assert cli.main(["verify", str(good)]) == 0
+    assert f"hand {record.hand_id}: VERIFIED (voided: nobody paid)" in capsys.readouterr().out
+    assert cli.main(["verify", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "✗ payments: a voided hand announces payments [8, -8, 0, 0]" in out
+    assert "FAILED" in out
 
 
 @pytest.mark.parametrize("game", GAMES)
