@@ -4,7 +4,8 @@
 // 1. commitment: sha256(revealed server seed) equals what was published before the deal;
 // 2. deal: the seeded shuffle of (seed, players' entropy) deals exactly what each seat
 //    was dealt, in the same order;
-// 3. payments: the result's units times the bet are the credits announced.
+// 3. payments: the result's units times the bet are the credits announced (a voided
+//    hand, cancelled mid-play: no result, and nobody paid).
 // Replaying every action through the rules is left to `kalaro verify` (the record file).
 //
 // sha256 is implemented here (synchronous, no SubtleCrypto) because SubtleCrypto is
@@ -209,6 +210,13 @@ export function verifyHand(record) {
   const ok = same(dealt, record.initial_hands);
   check("deal", ok, ok ? "every seat was dealt what the seed and entropy deal"
     : "the re-derived deal differs from the record");
+  if (record.voided) {
+    const paid = Array.isArray(record.payments) ? record.payments : [];
+    const unpaid = record.result == null && paid.length === (record.players || []).length && paid.every((p) => p === 0);
+    check("payments", unpaid, unpaid ? `voided: nobody paid, announced [${paid.join(", ")}]`
+      : `a voided hand announces a result or payments [${paid.join(", ")}]`);
+    return report();
+  }
   const units = record.result?.payments;
   if (Array.isArray(units)) {
     const credits = units.map((u) => u * record.bet);

@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     admin.add_argument("--email", required=True)
     admin.add_argument("--name", default="Admin")
     admin.add_argument("--password", help="omit to generate a strong one (printed once)")
-    verify = commands.add_parser("verify", help="check a finished hand's seed, deal and result")
+    verify = commands.add_parser(
+        "verify", help="check a finished or voided hand's seed, deal and result"
+    )
     verify.add_argument("record", help="the hand record (JSON file, or - for stdin)")
     simulate = commands.add_parser(
         "simulate", help="play bots against each other in-process and report win rates"

@@ -1,4 +1,4 @@
-"""Check a finished hand from what the server revealed: ``kalaro verify HAND.json``.
+"""Check a finished (or voided) hand from what the server revealed: ``kalaro verify HAND.json``.
 
 Before the deal the server published ``sha256(server_seed)``; players added their own
 entropy when they tapped Ready; at the end the server revealed the seed. From the
@@ -9,6 +9,11 @@ hand record (options, dealer, revealed seed, entropy, every action) anyone can:
    or tiles each seat was dealt;
 3. replay every action through the same pure rules and get the same result and the
    same payments.
+
+A voided hand (cancelled after its deal) is checked the same way up to its last
+recorded action: every action must be legal, the hand must not be over after them (a
+hand that had ended could not have been voided), and nobody paid: no result, every
+payment 0.
 """
 
 from __future__ import annotations
@@ -87,6 +92,8 @@ def verify_hand(record: HandRecord) -> Report:
         except (IllegalAction, msgspec.ValidationError) as exc:
             check("replay", False, f"action {index} by seat {seat} is refused: {exc}")
             return Report(record.hand_id, tuple(checks))
+    if record.voided:
+        return _check_voided(record, rules.is_over(state), checks)
     result = rules.result(state)
     if not check("replay", result is not None, f"{len(record.actions)} actions replayed"):
         return Report(record.hand_id, tuple(checks))
@@ -106,6 +113,38 @@ def verify_hand(record: HandRecord) -> Report:
     return Report(record.hand_id, tuple(checks))
 
 
+def _check_voided(record: HandRecord, over: bool, checks: list[Check]) -> Report:
+    """The end of a voided hand's checks: its actions are replayed (all legal)."""
+    checks.append(
+        Check(
+            "replay",
+            not over,
+            f"{len(record.actions)} actions replayed; the hand was still in play when voided"
+            if not over
+            else "these actions end the hand: it could not have been voided",
+        )
+    )
+    no_result = record.result is None
+    checks.append(
+        Check(
+            "result",
+            no_result,
+            "voided: no result, as announced" if no_result else "a voided hand announces a result",
+        )
+    )
+    unpaid = len(record.payments) == len(record.players) and not any(record.payments)
+    checks.append(
+        Check(
+            "payments",
+            unpaid,
+            f"voided: nobody paid, announced {list(record.payments)}"
+            if unpaid
+            else f"a voided hand announces payments {list(record.payments)}",
+        )
+    )
+    return Report(record.hand_id, tuple(checks))
+
+
 def main(path: str) -> int:
     """Verify the hand record in ``path`` (``-`` for standard input); print each check."""
     import sys
@@ -119,5 +158,6 @@ def main(path: str) -> int:
     report = verify_hand(record)
     for item in report.checks:
         print(f"{'✓' if item.ok else '✗'} {item.name}: {item.detail}")
-    print(f"hand {report.hand_id}: {'VERIFIED' if report.ok else 'FAILED'}")
+    voided = " (voided: nobody paid)" if record.voided else ""
+    print(f"hand {report.hand_id}: {'VERIFIED' if report.ok else 'FAILED'}{voided}")
     return 0 if report.ok else 1

@@ -1,6 +1,7 @@
 """Where the gateway reads finished hands: the history service (SQL, kept for good),
 falling back to the engines' Redis copies for a hand history has not stored yet (its
-ingest lags a moment behind the hand's end, or history is down for a while).
+ingest lags a moment behind the hand's end, or history is down for a while). A voided
+hand's record (cancelled mid-play) is only in history: the engines keep none.
 
 Access rules are the callers' (routes and routes_hands): only the source changes here.
 """

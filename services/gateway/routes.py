@@ -343,7 +343,8 @@ def caller(claims: AccessClaims) -> lb.Caller:
 
 
 def _may_read_record(claims: AccessClaims, table: lb.TableInfo, record: HandRecord) -> bool:
-    if not table.private or "admin" in claims.roles or claims.user_id == table.host_id:
+    private = table.private or record.private  # the record says so too, since issue 31
+    if not private or "admin" in claims.roles or claims.user_id == table.host_id:
         return True
     return any(p.user_id == claims.user_id for p in record.players)
 
@@ -512,9 +513,9 @@ class TablesController(Controller):
         table_id: TableId,
         hand_id: Annotated[str, Parameter(min_length=1, max_length=64)],
     ) -> HandRecord:
-        """Anyone's once a public table's hand finished (the engine keeps a record only
-        of finished hands); at a private table only its players', host's and admins'.
-        Anyone else is answered as if there were no such hand."""
+        """Anyone's once a public table's hand finished or was voided (there is a record
+        only then); at a private table only its players', host's and admins'. Anyone
+        else is answered as if there were no such hand."""
         missing = RemoteError(codes.NOT_FOUND, "no such finished hand at this table")
         try:
             # No caller: the whole table whoever asks (the record's players decide below).

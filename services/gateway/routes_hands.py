@@ -1,9 +1,10 @@
-"""Hand history: my finished hands, one hand's record, and its replay from my seat.
+"""Hand history: my finished (or voided) hands, one hand's record, and its replay from
+my seat.
 
-The history service keeps every finished hand's record in SQL; the engines' Redis copies
-cover a hand history has not stored yet (see ``hand_source``), and the list merges
-both. Only the players of a hand may
-read it here. The replay re-applies the record's actions through the game's pure rules
+The history service keeps every finished or voided hand's record in SQL; the engines'
+Redis copies cover a finished hand history has not stored yet (see ``hand_source``; a
+voided hand is only in history), and the list merges both. Only the players of a hand
+may read it here. The replay re-applies the record's actions through the game's pure rules
 and shows each step as the asking seat saw it during play (``view`` and ``event_for``
 hide the other seats' concealed cards); every hand is revealed only by the result.
 """
@@ -77,7 +78,9 @@ class ReplayStep(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Replay(msgspec.Struct, frozen=True, kw_only=True):
-    """A finished hand step by step from ``seat``, then its result with every hand."""
+    """A finished hand step by step from ``seat``, then its result with every hand. A
+    voided hand (cancelled mid-play) has its steps up to the cancel, ``result`` null and
+    nobody paid."""
 
     hand_id: str
     table_id: str
@@ -92,6 +95,7 @@ class Replay(msgspec.Struct, frozen=True, kw_only=True):
     seed_commitment: str
     server_seed: str
     entropy: tuple[str, ...]
+    voided: bool = False
 
 
 async def _my_record(
@@ -162,6 +166,7 @@ def replay(record: HandRecord, seat: int) -> Replay:
         seed_commitment=record.seed_commitment,
         server_seed=record.server_seed,
         entropy=record.entropy,
+        voided=record.voided,
     )
 
 

@@ -104,6 +104,8 @@ class Dealer:
             server_seed=rec.server_seed,
             entropy=rec.entropy,
             dealer=info.dealer,
+            private=info.private,
+            ranked=False,  # no ranked play yet
         )
         try:
             await request(

@@ -167,15 +167,19 @@ async def check_all(
             continue
         if kinds == ["settlement"]:
             try:
-                await admin.hand_record(hand.table_id, hand.hand_id)
-                journal.note(f"cancelled hand {hand.hand_id} had finished first: settled")
-                continue
+                record = await admin.hand_record(hand.table_id, hand.hand_id)
             except Exception as exc:
                 problems.append(
                     f"cancelled hand {hand.hand_id} ({hand.game}) was settled, and the "
                     f"engine has no record of it finishing ({exc})"
                 )
                 continue
+            # A voided hand has a record too (issue 31): only a finished one was settled.
+            if not record.voided:
+                journal.note(f"cancelled hand {hand.hand_id} had finished first: settled")
+                continue
+            problems.append(f"cancelled hand {hand.hand_id} ({hand.game}) was settled and voided")
+            continue
         problems.append(
             f"cancelled hand {hand.hand_id} ({hand.game}, table {hand.table_id}): outcome "
             f"transactions {kinds} (want exactly one void)"

@@ -33,21 +33,26 @@ class _Table:
 @dataclass
 class _Record:
     actions: tuple[tuple[int, Any], ...]
+    voided: bool = False
 
 
 class FakeAdmin:
     """The API calls the checks make, answered from fixed data."""
 
-    def __init__(self, stuck: set[str], records: dict[str, int]) -> None:
+    def __init__(
+        self, stuck: set[str], records: dict[str, int], voided: frozenset[str] = frozenset()
+    ) -> None:
         self.stuck = stuck
         self.records = records  # hand -> actions per seat in its record
+        self.voided = voided  # hands whose record says voided
 
     async def get_table(self, table_id: str) -> _Table:
         return _Table("playing" if table_id in self.stuck else "waiting")
 
     async def hand_record(self, table_id: str, hand_id: str) -> _Record:
         n = self.records.get(hand_id, 50)
-        return _Record(tuple((seat, {}) for seat in range(3) for _ in range(n)))
+        actions = tuple((seat, {}) for seat in range(3) for _ in range(n))
+        return _Record(actions, voided=hand_id in self.voided)
 
     async def audit(self) -> AuditReport:
         return AuditReport(total=0, accounts=4, mismatched_accounts=(), negative_available=())
@@ -73,6 +78,9 @@ async def _ledger(url: str, *, clean: bool = False) -> None:
     await ledger.settle(engine, "h-both", paid, "t-1")
     await ledger.settle(engine, "h-other", paid, "t-1")
     await ledger.void(engine, "h-void", "t-2")
+    if not clean:  # h-race: cancelled, settled, yet its record says voided
+        await ledger.place_holds(engine, "t-1", "h-race", holds)
+        await ledger.settle(engine, "h-race", paid, "t-1")
     await engine.dispose()
 
 
@@ -88,6 +96,7 @@ async def test_a_clean_ledger_passes(tmp_path: Path) -> None:
     journal.hands = {
         "h-good": _hand("h-good", finished=True, last_move_at=1.0),
         "h-void": _hand("h-void", cancelled=True),
+        "h-both": _hand("h-both", cancelled=True),  # its last move beat the cancel: settled
     }
     journal.tables = {"t-1", "t-2"}
     problems, counts = await check_all(url, FakeAdmin(set(), {}), journal, 10)  # type: ignore[arg-type]
@@ -121,11 +130,12 @@ async def test_every_kind_of_damage_is_reported(tmp_path: Path) -> None:
         "h-void": _hand("h-void", finished=True),  # finished, but the wallet voided it
         "h-other": _hand("h-other", finished=True),
         "h-lost": _hand("h-lost", cancelled=True),  # cancelled, never voided
+        "h-race": _hand("h-race", cancelled=True),
     }
     journal.hands["h-other"].payments = {"user-1": 30, "user-2": -30}
     journal.hands["h-good"].acked[1] = 60  # more moves acked than its record holds
     journal.tables = {"t-1", "t-stuck"}
-    admin = FakeAdmin({"t-stuck"}, {"h-good": 50})
+    admin = FakeAdmin({"t-stuck"}, {"h-good": 50}, frozenset({"h-race"}))
     problems, _ = await check_all(url, admin, journal, 10)  # type: ignore[arg-type]
     text_ = "\n".join(problems)
     expected = [
@@ -134,6 +144,7 @@ async def test_every_kind_of_damage_is_reported(tmp_path: Path) -> None:
         "finished hand h-void (tongits, table t-1): outcome transactions ['void']",
         "hand h-other: settled {'user-1': 20, 'user-2': -10, 'user-3': -10}, the result said",
         "cancelled hand h-lost (tongits, table t-1): outcome transactions []",
+        "cancelled hand h-race (tongits) was settled and voided",
         "hand h-good (tongits): acked moves missing from its record (seat: missing) {1: 10}",
         "hand h-both: settlement row 'settled' with outcome transactions ['settlement', 'void']",
         "hand h-both was both settled and voided",

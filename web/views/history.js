@@ -1,4 +1,4 @@
-// My hands: every finished hand I played, newest first, each opening its
+// My hands: every finished (or voided) hand I played, newest first, each opening its
 // replay. Rows come from GET /api/hands, paged with `next_before`.
 
 import { accessToken, call, refresh } from "../api.js";
@@ -14,6 +14,7 @@ export const short = (id) => (id && id.length > 10 ? `${id.slice(0, 8)}…` : id
 export const replayHref = (game, handId) => `#/hands/${encodeURIComponent(game)}/${encodeURIComponent(handId)}`;
 
 function outcome(hand) {
+  if (hand.ending === "voided") return ["Voided", "even"]; // cancelled mid-play: nobody paid
   if (hand.won) return ["Won", "won"];
   if (hand.ending === "stock_out" && hand.credits === 0) return ["No winner", "even"];
   if (hand.ending === "wall_out") return ["Wall out", "even"];

@@ -1,4 +1,4 @@
-// A finished hand, step by step, as I saw it during play (GET /api/hands/<game>/<id>/replay:
+// A finished (or voided) hand, step by step, as I saw it during play (GET /api/hands/<game>/<id>/replay:
 // my own cards, every seat's public melds and discards, the moves I was told of), then the
 // result with every hand revealed. The fairness check runs here in the browser
 // (../verify.js) on the hand's record, which can also be saved for `kalaro verify`.
@@ -60,7 +60,7 @@ function show(root, replay, game) {
     first: h("button.ghost#replay-first", { type: "button", "aria-label": "First step", onclick: () => go(0) }, "«"),
     prev: h("button.ghost#replay-prev", { type: "button", "aria-label": "Previous step", onclick: () => go(at - 1) }, "◀"),
     next: h("button.primary#replay-next", { type: "button", "aria-label": "Next step", onclick: () => go(at + 1) }, "▶"),
-    end: h("button.ghost#replay-last", { type: "button", "aria-label": "The result", onclick: () => go(last) }, "»"),
+    end: h("button.ghost#replay-last", { type: "button", "aria-label": replay.voided ? "The end" : "The result", onclick: () => go(last) }, "»"),
   };
   slider.addEventListener("input", () => go(Number(slider.value)));
 
@@ -98,6 +98,13 @@ function show(root, replay, game) {
   }
 
   function drawResult() {
+    if (replay.voided) {
+      // Cancelled mid-play: no result to show, and no hand was revealed by one.
+      mount(board, h("section.panel.result#replay-voided", { role: "status" },
+        h("h2", {}, "Voided"),
+        h("p", {}, "The table was cancelled before this hand ended: voided, nobody paid.")));
+      return;
+    }
     const frame = {
       table_id: replay.table_id, hand_id: replay.hand_id, result: replay.result,
       payments: replay.payments, players: replay.players.map((p) => p.user_id),
@@ -113,11 +120,12 @@ function show(root, replay, game) {
   function go(position) {
     at = Math.max(0, Math.min(last, position));
     slider.value = String(at);
-    counter.textContent = at === last ? `Result (${last} steps)` : `Step ${at} of ${last - 1}`;
+    const end = replay.voided ? "Voided" : "Result";
+    counter.textContent = at === last ? `${end} (${last} steps)` : `Step ${at} of ${last - 1}`;
     buttons.first.disabled = buttons.prev.disabled = at === 0;
     buttons.next.disabled = buttons.end.disabled = at === last;
     if (at === last) {
-      move.textContent = "The end: every hand revealed.";
+      move.textContent = replay.voided ? "The end: voided, nobody paid." : "The end: every hand revealed.";
       drawResult();
     } else {
       const step = replay.steps[at];

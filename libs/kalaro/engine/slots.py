@@ -75,6 +75,10 @@ class Slot(msgspec.Struct, kw_only=True):
     state: bytes = b""  # msgpack of the game's State; empty for a cancel tombstone
     actions: tuple[tuple[int, bytes], ...] = ()  # (seat, action JSON), timeouts included
     initial_hands: tuple[Any, ...] = ()
+    # The table's flags as StartHand gave them, for the hand's record (defaults: a slot
+    # written before they existed still decodes).
+    private: bool = False
+    ranked: bool = False
     status: Status = "playing"
     outcome_published: bool = False
     deadline_ms: int | None = None  # when the pending timer fires (epoch ms)
@@ -389,12 +393,19 @@ class SlotStore:
 
 
 def hand_record(slot: Slot) -> HandRecord:
-    """Everything needed to re-derive and replay a finished hand (``kalaro verify``)."""
-    if slot.status != "finished":
-        raise ValueError(f"hand {slot.hand_id} is {slot.status}, not finished")
-    rules = rules_for(slot.game)
-    state = msgspec.msgpack.decode(slot.state, type=rules.state_type)
-    result = rules.result(state)
+    """Everything needed to re-derive and replay a finished hand (``kalaro verify``), or
+    a voided one: a hand cancelled after its deal, its actions those played until then,
+    no result and nobody paid. A cancel tombstone (never dealt) has no record."""
+    if slot.status == "playing" or not slot.state:
+        raise ValueError(f"hand {slot.hand_id} has no record: it is {slot.status}, not dealt")
+    voided = slot.status == "cancelled"
+    result: Any = None
+    payments = (0,) * len(slot.players)
+    if not voided:
+        rules = rules_for(slot.game)
+        decoded = rules.result(msgspec.msgpack.decode(slot.state, type=rules.state_type))
+        result = msgspec.to_builtins(decoded)
+        payments = tuple(units * slot.bet for units in decoded.payments)
     return HandRecord(
         game=slot.game,
         table_id=slot.table_id,
@@ -408,13 +419,18 @@ def hand_record(slot: Slot) -> HandRecord:
         entropy=slot.entropy,
         actions=tuple((seat, msgspec.json.decode(action)) for seat, action in slot.actions),
         initial_hands=slot.initial_hands,
-        result=msgspec.to_builtins(result),
-        payments=tuple(units * slot.bet for units in result.payments),
+        result=result,
+        payments=payments,
+        practice=slot.bet == 0,
+        private=slot.private,
+        ranked=slot.ranked,
+        voided=voided,
     )
 
 
 def summary(record: HandRecord, user_id: str, finished_ms: int) -> HandSummary:
-    """``record`` as one line of ``user_id``'s hand history (they played it)."""
+    """``record`` as one line of ``user_id``'s hand history (they played it). A voided
+    hand has no result: its ending is "voided", nobody won or paid."""
     seat = next(i for i, p in enumerate(record.players) if p.user_id == user_id)
     result = record.result if isinstance(record.result, dict) else {}
     winners = result.get("winners")
@@ -428,8 +444,8 @@ def summary(record: HandRecord, user_id: str, finished_ms: int) -> HandSummary:
         players=tuple(p.display_name for p in record.players),
         bet=record.bet,
         credits=record.payments[seat] if seat < len(record.payments) else 0,
-        ending=str(result.get("ending", "")),
-        won=won,
+        ending="voided" if record.voided else str(result.get("ending", "")),
+        won=won and not record.voided,
     )
 
 

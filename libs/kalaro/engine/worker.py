@@ -102,6 +102,13 @@ MAX_MY_HANDS = 100
 _EMPTY_EVENTS = msgspec.Raw(b"[]")
 
 
+class RecordNotPublished(Exception):
+    """A voided hand's void went out, its record (for history) did not yet."""
+
+    def __init__(self, hand_id: str) -> None:
+        super().__init__(f"hand {hand_id}: voided, its record not published yet")
+
+
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -219,6 +226,8 @@ class EngineWorker:
                 server_seed=msg.server_seed,
                 entropy=msg.entropy,
                 initial_hands=rules.dealt(state),
+                private=msg.private,
+                ranked=msg.ranked,
             )
             try:
                 new_version = await self._advance(fresh, version, state, [], (), was_timed=False)
@@ -370,7 +379,13 @@ class EngineWorker:
                 ).version
             except StaleVersion:
                 continue
-            await self._publish_outcome(cancelled, new_version)
+            try:
+                await self._publish_outcome(cancelled, new_version)
+            except RecordNotPublished as exc:
+                # The void is out: the cancel stands. Its slot is left unmarked, so the
+                # sweeper publishes the outcome again, record included (JetStream drops
+                # the void's repeat).
+                log.warning("%s (%r); the sweeper will", exc, exc.__cause__)
             return HandCancelled(hand_id=msg.hand_id, voided=True)
         raise ServiceError(codes.CONFLICT, f"table {msg.table_id} is too busy; retry")
 
@@ -758,9 +773,9 @@ class EngineWorker:
     async def _publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
         """Send a finished hand's settlement (or a cancelled one's void), then mark it.
 
-        The settlement and ``HandFinished`` carry the hand id as their message id, so a
-        repeat is dropped by JetStream; the ``HandResult`` frame (``frame``) is plain
-        NATS, which is why callers avoid repeating it.
+        The settlement, ``HandFinished`` and the hand's record carry the hand id as their
+        message id, so a repeat is dropped by JetStream; the ``HandResult`` frame
+        (``frame``) is plain NATS, which is why callers avoid repeating it.
         """
         hand_id = slot.hand_id
         to_wallet, to_lobby, shown = self._outcome_messages(slot)
@@ -768,17 +783,31 @@ class EngineWorker:
             record, finished_ms = hand_record(slot), self.now_ms()
             await self.slots.save_record(record, finished_ms)
             # For good: the history service stores it in SQL (Redis keeps it for days).
-            stored = StoredHand(record=record, finished_ms=finished_ms, practice=slot.bet == 0)
-            await publish_once(self._js, subjects.hand_record(hand_id), stored, msg_id=hand_id)
+            await self._publish_record(record, finished_ms)
         if to_wallet is not None:
             await publish_once(self._js, subjects.hand_result(hand_id), to_wallet, msg_id=hand_id)
         if to_lobby is not None:
             await publish_once(self._js, subjects.HAND_FINISHED, to_lobby, msg_id=hand_id)
+        if slot.status == "cancelled" and slot.state:
+            # A hand voided after its deal goes to history too (a tombstone, cancelled
+            # before any deal, has nothing to record). After the void, so the wallet
+            # never waits on the records stream. Not kept in Redis: the engine's stored
+            # records mean "finished, settle these payments" to ``outcome`` and ``cancel``.
+            try:
+                await self._publish_record(hand_record(slot), self.now_ms())
+            except Exception as exc:
+                raise RecordNotPublished(hand_id) from exc
         if shown is not None and frame:
             await self._nc.publish(subjects.table_events(slot.table_id), self._json.encode(shown))
         marked = replace(slot, outcome_published=True)
         with contextlib.suppress(StaleVersion):  # marked by another, or a new hand began
             await self.slots.save(marked, version, outcome="del", ttl_ms=DONE_SLOT_TTL_MS)
+
+    async def _publish_record(self, record: HandRecord, finished_ms: int) -> None:
+        """The hand's record on RECORDS, for the history service (once: the hand id)."""
+        stored = StoredHand(record=record, finished_ms=finished_ms, practice=record.practice)
+        hand_id = record.hand_id
+        await publish_once(self._js, subjects.hand_record(hand_id), stored, msg_id=hand_id)
 
     async def _deliver_directly(self, slot: Slot) -> bool:
         """Hand a decided outcome to the wallet and the lobby by request/reply, while the
