@@ -287,14 +287,16 @@ class EngineWorker:
         )
 
     async def get_record(self, msg: GetHandRecord) -> HandRecord:
-        """A finished hand's record (kept 7 days): what ``kalaro verify`` checks."""
+        """A finished hand's record while Redis keeps it (an hour once history has it,
+        else 7 days): what ``kalaro verify`` checks. The gateway asks history first."""
         record = await self.slots.load_record(msg.hand_id)
         if record is None:
             raise ServiceError(codes.NOT_FOUND, f"no finished hand {msg.hand_id} (or it expired)")
         return record
 
     async def my_hands(self, msg: ListMyHands) -> MyHands:
-        """A player's finished hands of this game (records kept 7 days), newest first."""
+        """A player's finished hands of this game that history has not stored yet (it
+        takes stored ones out of the index), newest first."""
         if not 1 <= msg.limit <= MAX_MY_HANDS:
             raise ServiceError(codes.BAD_REQUEST, f"limit must be 1 to {MAX_MY_HANDS}")
         found = await self.slots.player_hands(msg.user_id, msg.before_ms, msg.limit)
