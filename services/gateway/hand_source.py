@@ -65,30 +65,36 @@ async def player_hands(
 ) -> list[HandSummary]:
     """A page of the player's hands, newest first: history's merged with the engines'
     (hands not in history yet), each hand once. History down: the engines' alone.
-    ``since_ms``: none finished before it (the engines' lists are filtered here)."""
+    ``since_ms``: none finished before it (the engines' lists are filtered here).
+
+    The engines are read first, history after: history takes a hand out of the
+    engines' index only once it has committed it, so a hand missing from an engine's
+    answer is already in history's (read in the other order, a hand stored between
+    the two reads would be in neither)."""
     games = [game] if game is not None else list(game_names())
     from_engines = ListMyHands(user_id=user_id, before_ms=before_ms, limit=limit)
     from_history = ListHands(
         user_id=user_id, game=game, before_ms=before_ms, limit=limit, since_ms=since_ms
     )
-    history, *engines = await asyncio.gather(
-        bus_request(
-            nc, endpoints.HISTORY_LIST_HANDS, from_history, timeout=HISTORY_TIMEOUT_SECONDS
-        ),
+    engines = await asyncio.gather(
         *(bus_request(nc, endpoints.engine_my_hands(g), from_engines) for g in games),
         return_exceptions=True,
     )
     pages: list[tuple[HandSummary, ...]] = []
-    if isinstance(history, BaseException):
-        if not isinstance(history, RemoteError) or history.code == codes.BAD_REQUEST:
-            raise history
-        log.warning("history did not list %s's hands (%s); the engines' only", user_id, history)
-    else:
-        pages.append(history.hands)
     for page in engines:
         if isinstance(page, BaseException):
             raise page
         pages.append(page.hands)
+    try:
+        history = await bus_request(
+            nc, endpoints.HISTORY_LIST_HANDS, from_history, timeout=HISTORY_TIMEOUT_SECONDS
+        )
+    except RemoteError as exc:
+        if exc.code == codes.BAD_REQUEST:
+            raise
+        log.warning("history did not list %s's hands (%s); the engines' only", user_id, exc)
+    else:
+        pages.append(history.hands)
     unique = {
         hand.hand_id: hand
         for page in pages

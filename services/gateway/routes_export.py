@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated
 
@@ -19,6 +20,8 @@ import msgspec
 from litestar import Controller, Request, get
 from litestar.di import Provide
 from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import OpenAPIHeader, OpenAPIResponse, Operation, Schema
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import Parameter
 from litestar.response import Stream
 
@@ -37,6 +40,26 @@ EXPORT_PAGE = 50
 
 _encode = msgspec.json.Encoder().encode
 
+#: The header that makes the answer a download, as the document declares it.
+_DISPOSITION = OpenAPIHeader(
+    schema=Schema(type=OpenAPIType.STRING),
+    required=True,
+    description='`attachment; filename="<name>.json"`: a browser saves the answer as a file',
+    example='attachment; filename="kalaro-my-hands.json"',
+)
+
+
+@dataclass
+class _DownloadOperation(Operation):
+    """An export's operation: its 200 (a :class:`ResponseSpec`, which Litestar documents
+    without headers) declares ``Content-Disposition``, as the answer carries it."""
+
+    def __post_init__(self) -> None:
+        ok = (self.responses or {}).get("200")
+        if isinstance(ok, OpenAPIResponse):
+            ok.headers = {**(ok.headers or {}), "Content-Disposition": _DISPOSITION}
+
+
 #: What the document says of an export's 200: a JSON array of records, as a download.
 _AS_FILE = {
     "responses": {
@@ -47,6 +70,7 @@ _AS_FILE = {
             " (Content-Disposition: attachment)",
         )
     },
+    "operation_class": _DownloadOperation,
 }
 
 Day = Annotated[

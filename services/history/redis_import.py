@@ -2,7 +2,8 @@
 
 Before history existed the engines kept records only in Redis (7 days). At start the
 service walks ``handrecord:*`` (SCAN, not KEYS: Redis keeps serving), stores what it
-finds in batches (the same idempotent insert as ingest) and cuts the copies' TTL.
+finds in batches (the same idempotent insert as ingest), cuts the copies' TTL and
+takes them out of the players' indexes.
 A hand's finish time is its score in a player's ``handsof`` index, or, that gone,
 derived from how much of the record's 7-day TTL is left.
 """
@@ -64,7 +65,7 @@ async def import_from_redis(
                 practice = record.bet == 0
                 stored.append(StoredHand(record=record, finished_ms=finished, practice=practice))
             await store.store_hands(engine, stored)
-            await shorten_redis_copies(redis, namespace, [s.record.hand_id for s in stored])
+            await shorten_redis_copies(redis, namespace, [s.record for s in stored])
             total += len(stored)
             log.info("copied %d hand records from Redis so far", total)
         if cursor in (b"0", 0, "0"):

@@ -5,9 +5,10 @@ Ingest: a durable pull consumer on ``records.>``. Each fetch is stored in one SQ
 transaction (multi-row ``INSERT ... ON CONFLICT DO NOTHING`` keyed by hand id) and only
 then acknowledged, so a crash mid-batch redelivers it and the repeat inserts nothing;
 SQL down: the batch is nak'ed and delivered again (JetStream keeps it meanwhile).
-Once stored, the hand's Redis copy (``handrecord:<id>``) is cut to an hour: Redis
-keeps live state, history keeps the rest. Its backlog is the runner's
-``kalaro_consumer_pending`` gauge (every running consumer is sampled).
+Once stored, the hand's Redis copy (``handrecord:<id>``) is cut to an hour and the
+hand leaves its players' Redis indexes (``handsof:<game>:<user>``): Redis keeps live
+state, history keeps the rest, so Redis does not grow with the hands played. Its
+backlog is the runner's ``kalaro_consumer_pending`` gauge (every running consumer is sampled).
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def record_key(namespace: str, hand_id: str) -> str:
     return f"{namespace}handrecord:{hand_id}"
 
 
+def index_key(namespace: str, game: str, user_id: str) -> str:
+    """The engine's Redis index of a player's hands of ``game`` (``SlotStore``)."""
+    return f"{namespace}handsof:{game}:{user_id}"
+
+
 def build_service(engine: AsyncEngine) -> Service:
     service = Service(SERVICE_NAME)
 
@@ -93,17 +99,29 @@ def build_service(engine: AsyncEngine) -> Service:
     return service
 
 
-async def shorten_redis_copies(redis: RedisLink, namespace: str, hand_ids: Sequence[str]) -> None:
-    """Cut the Redis records of stored hands to :data:`REDIS_COPY_TTL_MS` (LT: never
-    lengthen one). Best effort: a failure leaves the engine's own 7-day TTL."""
-    if not hand_ids:
+async def shorten_redis_copies(
+    redis: RedisLink, namespace: str, records: Sequence[HandRecord]
+) -> None:
+    """Once ``records`` are committed in SQL: cut their Redis copies to
+    :data:`REDIS_COPY_TTL_MS` (LT: never lengthen one) and take them out of their
+    players' indexes (an index left empty is deleted by Redis), in one pipeline.
+
+    Taking a hand out of the index right away loses no listing: the gateway reads the
+    engines' indexes before history (``services.gateway.hand_source``), so a hand gone
+    from an index was already in SQL when history is read. Best effort: a failure
+    leaves the engine's own 7-day TTLs, and the next start's Redis import tries again.
+    """
+    commands: list[tuple[str | int, ...]] = []
+    for record in records:
+        commands.append(("PEXPIRE", record_key(namespace, record.hand_id), REDIS_COPY_TTL_MS, "LT"))
+        for user_id in {p.user_id for p in record.players if not p.is_bot}:
+            commands.append(("ZREM", index_key(namespace, record.game, user_id), record.hand_id))
+    if not commands:
         return
     try:
-        await redis.execute_many(
-            ("PEXPIRE", record_key(namespace, h), REDIS_COPY_TTL_MS, "LT") for h in hand_ids
-        )
+        await redis.execute_many(commands)
     except Exception:
-        log.warning("could not shorten %d Redis records' TTL", len(hand_ids), exc_info=True)
+        log.warning("could not shorten %d Redis records' TTL", len(records), exc_info=True)
 
 
 def _ingest(
@@ -127,7 +145,7 @@ def _ingest(
             return [exc] * len(batch)
         failures = 0
         if redis is not None:
-            await shorten_redis_copies(redis, namespace, [s.record.hand_id for s in batch])
+            await shorten_redis_copies(redis, namespace, [s.record for s in batch])
         return [None] * len(batch)
 
     return handle

@@ -127,3 +127,16 @@ def test_every_signed_in_operation_names_the_bearer_scheme_and_its_roles() -> No
         "/api/auth/password-reset", "/api/auth/password-reset/confirm", "/api/config",
         "/healthz", "/api/schema/messages",
     }  # fmt: skip
+
+
+def test_the_exports_document_their_download_header() -> None:
+    """Both exports answer 200 with ``Content-Disposition: attachment`` (a browser saves
+    a file): the document says so beside the array of records it carries."""
+    doc = _plain(openapi_document())
+    assert isinstance(doc, dict)
+    for path in ("/api/hands/export", "/api/admin/hands/export"):
+        ok = doc["paths"][path]["get"]["responses"]["200"]
+        header = ok["headers"]["Content-Disposition"]
+        assert header["required"] is True and header["schema"] == {"type": "string"}, path
+        assert header["example"].startswith("attachment; filename="), path
+        assert ok["content"]["application/json"]["schema"]["type"] == "array", path

@@ -215,6 +215,24 @@ return due
 """
 
 
+# KEYS: the record, then each human player's index. ARGV: the record, its TTL ms, now
+# ms, the hand id, now - TTL (index entries older than the records are dropped).
+# A record already there is a repeated outcome (a retry, the sweeper): left as it is,
+# for history may have stored the hand already, cut the record's TTL to an hour and
+# taken it out of the indexes; written again it would last days more in Redis.
+_SAVE_RECORD = """
+if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
+  return 0
+end
+for i = 2, #KEYS do
+  redis.call('ZADD', KEYS[i], 'NX', ARGV[3], ARGV[4])
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[5])
+  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+end
+return 1
+"""
+
+
 def deadline_member(table_id: str, hand_id: str, version: int) -> str:
     return f"{table_id}|{hand_id}|{version}"
 
@@ -251,6 +269,7 @@ class SlotStore:
         self._write: Any = redis.register_script(_WRITE)
         self._read: Any = redis.register_script(_READ)
         self._claim: Any = redis.register_script(_CLAIM)
+        self._save_record: Any = redis.register_script(_SAVE_RECORD)
 
     def key(self, table_id: str) -> str:
         return self._slots + table_id
@@ -348,22 +367,19 @@ class SlotStore:
         await self._redis.execute("ZADD", key, "XX", at_ms, member)
 
     async def save_record(self, record: HandRecord, now_ms: int) -> None:
-        # With it, in the same write: each human player's index of their hands (hand
-        # history), scored by when the hand finished; entries older than the records
-        # themselves are dropped.
-        commands: list[tuple[Any, ...]] = [
-            ("SET", self._records + record.hand_id, _json_encode(record), "PX", RECORD_TTL_MS)
-        ]
-        for player in record.players:
-            if player.is_bot:
-                continue
-            key = self._by_player + player.user_id
-            commands += [
-                ("ZADD", key, "NX", now_ms, record.hand_id),
-                ("ZREMRANGEBYSCORE", key, "-inf", now_ms - RECORD_TTL_MS),
-                ("PEXPIRE", key, RECORD_TTL_MS),
-            ]
-        await self._redis.execute_many(commands)
+        """The record, and in the same step each human player's index of their hands
+        (hand history), scored by when the hand finished. Once only (see _SAVE_RECORD)."""
+        humans = dict.fromkeys(p.user_id for p in record.players if not p.is_bot)
+        await self._save_record(
+            keys=[self._records + record.hand_id, *(self._by_player + u for u in humans)],
+            args=[
+                _json_encode(record),
+                RECORD_TTL_MS,
+                now_ms,
+                record.hand_id,
+                now_ms - RECORD_TTL_MS,
+            ],
+        )
 
     async def player_hands(
         self, user_id: str, before_ms: int | None, limit: int

@@ -49,6 +49,7 @@ from kalaro.engine.slots import (
     parse_outcome,
     summary,
 )
+from kalaro.engine.stored import stored_record
 from kalaro.games.base import IllegalAction, derive_seed
 from kalaro.games.registry import rules_for
 from kalaro.proto import endpoints, subjects
@@ -295,14 +296,16 @@ class EngineWorker:
         )
 
     async def get_record(self, msg: GetHandRecord) -> HandRecord:
-        """A finished hand's record (kept 7 days): what ``kalaro verify`` checks."""
+        """A finished hand's record while Redis keeps it (an hour once history has it,
+        else 7 days): what ``kalaro verify`` checks. The gateway asks history first."""
         record = await self.slots.load_record(msg.hand_id)
         if record is None:
             raise ServiceError(codes.NOT_FOUND, f"no finished hand {msg.hand_id} (or it expired)")
         return record
 
     async def my_hands(self, msg: ListMyHands) -> MyHands:
-        """A player's finished hands of this game (records kept 7 days), newest first."""
+        """A player's finished hands of this game that history has not stored yet (it
+        takes stored ones out of the index), newest first."""
         if not 1 <= msg.limit <= MAX_MY_HANDS:
             raise ServiceError(codes.BAD_REQUEST, f"limit must be 1 to {MAX_MY_HANDS}")
         found = await self.slots.player_hands(msg.user_id, msg.before_ms, msg.limit)
@@ -311,8 +314,10 @@ class EngineWorker:
     async def outcome(self, msg: GetHandOutcome) -> HandOutcomeReport:
         """What became of a hand, for the wallet's reconciler (read only).
 
-        A finished hand is answered from its record (kept 7 days), so a settlement lost
-        on its way to the wallet can still be applied from here.
+        A finished hand is answered from its record (Redis's copy, else history's, kept
+        for good), so a settlement lost on its way to the wallet can still be applied
+        from here. "unknown" (the wallet may release the holds) only when history says
+        it has no such hand: history not answering is ``unavailable``.
         """
         _, slot = await self.slots.load(msg.table_id)
         if slot is not None and slot.hand_id == msg.hand_id and slot.status != "finished":
@@ -321,7 +326,11 @@ class EngineWorker:
         if record is None and slot is not None and slot.hand_id == msg.hand_id:
             record = hand_record(slot)  # finished a moment ago; its record is being saved
         if record is None:
+            record = await stored_record(self._nc, msg.hand_id)
+        if record is None:
             return HandOutcomeReport(hand_id=msg.hand_id, status="unknown")
+        if record.voided:
+            return HandOutcomeReport(hand_id=msg.hand_id, status="cancelled")
         return HandOutcomeReport(
             hand_id=msg.hand_id,
             status="finished",
@@ -348,6 +357,9 @@ class EngineWorker:
                     )
                 if await self.slots.has_record(msg.hand_id):
                     return HandCancelled(hand_id=msg.hand_id, voided=False)  # finished: settled
+                decided = await self._decided_in_history(msg.hand_id)
+                if decided is not None:
+                    return decided
                 # Never seen here: a StartHand for it may still be on its way (the lobby
                 # timed out). Leave a tombstone so it can never start, and void the holds.
                 cancelled = Slot(
@@ -388,6 +400,18 @@ class EngineWorker:
                 log.warning("%s (%r); the sweeper will", exc, exc.__cause__)
             return HandCancelled(hand_id=msg.hand_id, voided=True)
         raise ServiceError(codes.CONFLICT, f"table {msg.table_id} is too busy; retry")
+
+    async def _decided_in_history(self, hand_id: str) -> HandCancelled | None:
+        """A hand whose Redis copy is gone (history stored it over an hour ago), as
+        history answers it; None: history has no such hand, or does not answer. Then
+        the caller voids it: right for a hand never started here, and a settled hand's
+        late void is refused by the wallet (one outcome per hand)."""
+        try:
+            record = await stored_record(self._nc, hand_id)
+        except ServiceError as exc:
+            log.warning("hand %s: %s; cancelling it as never started here", hand_id, exc.message)
+            return None
+        return None if record is None else HandCancelled(hand_id=hand_id, voided=record.voided)
 
     # --- timers and the outcome sweeper ---------------------------------------------
 

@@ -24,6 +24,9 @@ from kalaro.games.registry import rules_for
 from kalaro.proto import subjects
 from kalaro.proto.engine import CancelHand, GetHandRecord, HandCancelled, StartHand
 from kalaro.proto.wallet import HoldRequest
+from kalaro.sql import create_engine
+from services.history.schema import migrate_history
+from services.history.service import build_service as build_history
 from services.wallet import ledger
 from services.wallet.reconciler import OLDEST_HOLD, Reconciler
 from services.wallet.schema import holds, transactions
@@ -47,6 +50,19 @@ class _Clock:
 
     def __call__(self) -> float:
         return time.time() + self.offset
+
+
+@pytest.fixture
+async def history(nc: NATS, database_url: str, unique: str) -> AsyncIterator[None]:
+    """The history service, holding no hand: an engine says "unknown" (the holds may be
+    released) only when history, which keeps every finished hand, has none either."""
+    engine = create_engine(database_url)
+    await migrate_history(engine)
+    service = build_history(engine)
+    await service.start(nc)
+    yield
+    await service.stop()
+    await engine.dispose()
 
 
 @pytest.fixture
@@ -106,7 +122,7 @@ async def test_a_finished_hand_whose_settlement_was_lost_is_settled_from_its_rec
 
 
 async def test_cancelled_voided_playing_kept_unknown_released_only_when_old(
-    wallet: Wallet, workers: Replicas, nc: NATS, unique: str
+    wallet: Wallet, workers: Replicas, nc: NATS, unique: str, history: None
 ) -> None:
     await workers.start("tongits")
     await workers.start("mahjong")
