@@ -806,7 +806,7 @@ class EngineWorker:
         if slot.status == "finished":
             record, finished_ms = hand_record(slot), self.now_ms()
             await self.slots.save_record(record, finished_ms)
-            # For good: the history service stores it in SQL (Redis keeps it for days).
+            # For good: the history service stores it in SQL, then cuts this copy to an hour.
             await self._publish_record(record, finished_ms)
         if to_wallet is not None:
             await publish_once(self._js, subjects.hand_result(hand_id), to_wallet, msg_id=hand_id)
