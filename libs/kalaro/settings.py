@@ -57,10 +57,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # the gateway 15% of its CPU under load (bench/bench_tables.py); turn on for
     # bandwidth-starved deployments.
     ws_compression: bool = False
-    # A gateway applies a move itself (the engine's code, in its own process) when every
-    # seat of the table has a socket on it: no NATS round trip through an engine service.
-    # Hand ends, deals and timers stay the engine service's. Off: every move goes there.
-    gateway_local_moves: bool = True
     # Clients ping at least this often; a socket silent for three heartbeats is closed.
     ws_heartbeat_seconds: int = 20
     # Sockets one account may hold open on one gateway process (tabs, devices); one more

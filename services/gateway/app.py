@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,6 @@ from services.gateway.apidoc import (
     document_security,
 )
 from services.gateway.hub import Hub
-from services.gateway.local_moves import LocalMoves
 from services.gateway.presence import PresenceReporter
 from services.gateway.schema_page import OfflineDocsPlugin
 from services.gateway.security import KeyCache, trusted_networks
@@ -206,19 +205,9 @@ async def readyz(request: Request) -> Response[dict[str, object]]:  # type: igno
     """Readiness: NATS connected and Redis (the session denylist) answering."""
     state = request.app.state
     checks = {"redis": redis_ready(state.redis)}
-    if state.tables_nc is not state.nc:
-        checks["nats-tables"] = _connected(state.tables_nc)
     ready, results = await readiness(state.nc, checks)
     body: dict[str, object] = {"service": "gateway", "ready": ready, "checks": results}
     return Response(body, status_code=200 if ready else 503)
-
-
-def _connected(nc: NATS) -> Callable[[], Awaitable[None]]:
-    async def check() -> None:
-        if not nc.is_connected:
-            raise RuntimeError("not connected")
-
-    return check
 
 
 def _before_request(request: Request) -> Response[None] | None:  # type: ignore[type-arg]
@@ -273,19 +262,15 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         own = nc is None
 
-        def tables_back() -> None:
-            # Frames published while the connection was away are lost for good.
+        def reconnected() -> None:
+            # Table frames published while the connection was away are lost for good:
+            # every socket here gets its tables' current views again.
             hub = getattr(app.state, "hub", None)
             if hub is not None:
                 hub.resync_soon()
 
-        local = settings.gateway_local_moves
         client = (
-            await connect(
-                settings.nats_url, "gateway", on_reconnected=None if local else tables_back
-            )
-            if own
-            else nc
+            await connect(settings.nats_url, "gateway", on_reconnected=reconnected) if own else nc
         )
         assert client is not None
         app.state.nc = client
@@ -294,19 +279,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         app.state.key_cache = KeyCache(client, redis)
         app.state.trusted_proxies = trusted
         presence = PresenceReporter(client, refresh_seconds=settings.presence_refresh_seconds)
-        # With local moves, the tables' frames come and go on a connection of their own
-        # that never hears its own messages back (see local_moves.py).
-        tables = (
-            await connect(
-                settings.nats_url, "gateway-tables", no_echo=True, on_reconnected=tables_back
-            )
-            if local
-            else client
-        )
-        app.state.tables_nc = tables
-        app.state.hub = Hub(tables, presence, redis)
-        if local:
-            app.state.hub.local_moves = LocalMoves(tables, redis, app.state.hub, settings)
+        app.state.hub = Hub(client, presence, redis)
         _HUBS.add(app.state.hub)
         presence.start()
 
@@ -343,8 +316,6 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
                 await revocations.unsubscribe()
             await redis.aclose()
             await presence.stop()
-            if tables is not client:
-                await tables.drain()
             if own:
                 await client.drain()
 

@@ -20,11 +20,6 @@ spectator here. The order (subscribe, flush, mark, then the socket asks for the 
 view) is what makes a spectator joining mid-hand miss nothing; see the engine's
 ``_publish_views``.
 
-A gateway holding seat sockets of a table is also listed in the table's seat-gateways
-set (``subjects.table_seat_gateways_key``, refreshed with the audience marks): a gateway
-that applies a table's moves itself (``local_moves``) publishes seat frames for other
-gateways only while one is listed.
-
 Whenever the seated players with a socket on a table here change (a socket subscribes,
 leaves or closes; someone sits down or stands up), the feed tells the
 :class:`~services.gateway.presence.PresenceReporter`, which reports it to the lobby in
@@ -37,9 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 import msgspec
 from nats.aio.client import Client as NATS
@@ -48,16 +41,13 @@ from nats.aio.subscription import Subscription
 
 from kalaro.bus import RemoteError
 from kalaro.bus import request as bus_request
-from kalaro.bus.redislink import Arg, RedisLink
+from kalaro.bus.redislink import RedisLink
 from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto.engine import GetView
 from kalaro.proto.lobby import GetTable, TableInfo
 from kalaro.proto.ws import TableChanged
 from services.gateway.presence import PresenceReporter
-
-if TYPE_CHECKING:
-    from services.gateway.local_moves import LocalMoves
 
 log = logging.getLogger("kalaro.gateway.hub")
 
@@ -263,13 +253,10 @@ class TableFeed:
         table: TableInfo,
         presence: PresenceReporter | None = None,
         mark_watched: Callable[[list[str]], Awaitable[None]] | None = None,
-        mark_seated: Callable[[str, bool], Awaitable[None]] | None = None,
     ) -> None:
         self._nc = nc
         self._presence = presence
         self._mark_watched = mark_watched
-        self._mark_seated = mark_seated
-        self._seats_marked = False  # this gateway is listed as holding seat sockets
         self.table_id = table.table_id
         self.game = table.game
         self.table = table
@@ -335,16 +322,10 @@ class TableFeed:
                 added = True
         if added:
             # The server has the subscriptions before the socket asks for the current
-            # view (on the gateway's other connection) or the table is marked watched.
+            # view or the table is marked watched.
             await self._nc.flush()
         if newly_watched and self._mark_watched is not None:
             await self._mark_watched([self.table_id])
-        seated = any(self.seated.values())
-        if seated != self._seats_marked and self._mark_seated is not None:
-            # Listed after subscribing, before the socket asks for the view: a gateway
-            # applying moves itself publishes seat frames only while another is listed.
-            await self._mark_seated(self.table_id, seated)
-            self._seats_marked = seated
 
     def _seat_handler(self, seat: int) -> Callable[[Msg], Awaitable[None]]:
         async def on_seat(msg: Msg) -> None:
@@ -421,16 +402,12 @@ class Hub:
         namespace: str = "",
     ) -> None:
         self._nc = nc
-        # Who this process is in the tables' seat marks (the presence reports' id).
-        self.gateway_id = presence.gateway_id if presence is not None else uuid.uuid4().hex[:12]
         self.namespace = namespace  # prefixes its Redis marks (tests share one server)
         self.presence = presence
         self._redis = redis  # audience marks; without it, engines must publish it always
         self._feeds: dict[str, TableFeed] = {}
         self._lock = asyncio.Lock()
         self.connections: set[Connection] = set()  # every open socket, for the reaper
-        # Moves of tables whose every seat is here, applied here (local_moves.py).
-        self.local_moves: LocalMoves | None = None
         self._open_by_user: dict[str, int] = {}
         self._resync: asyncio.Task[None] | None = None
         self._resync_again = False
@@ -454,38 +431,6 @@ class Hub:
         if held > 0:
             self._open_by_user[conn.user_id] = held
 
-    async def mark_seated(self, table_id: str, seated: bool) -> None:
-        """List this gateway as holding seat sockets of the table (or no longer)."""
-        if not seated:
-            if self._redis is not None:
-                key = self.namespace + subjects.table_seat_gateways_key(table_id)
-                with contextlib.suppress(Exception):  # expires with its score anyway
-                    await self._redis.execute("ZREM", key, self.gateway_id)
-            return
-        await self.list_seated([table_id])
-
-    async def list_seated(self, table_ids: list[str]) -> None:
-        """List this gateway, until one mark's lifetime from now, as holding seat sockets
-        of these tables; drop gateways whose listing ran out (they stopped refreshing)."""
-        if self._redis is None or not table_ids:
-            return
-        now = time.time_ns() // 1_000_000
-        until = now + subjects.AUDIENCE_TTL_MS
-        commands: list[tuple[Arg, ...]] = []
-        for table_id in table_ids:
-            key = self.namespace + subjects.table_seat_gateways_key(table_id)
-            commands += [
-                ("ZADD", key, until, self.gateway_id),
-                ("ZREMRANGEBYSCORE", key, "-inf", now),
-                ("PEXPIRE", key, subjects.AUDIENCE_TTL_MS),
-            ]
-        try:
-            await self._redis.execute_many(commands)
-        except Exception:
-            # The next refresh (reap_idle) lists them again; until then a gateway applying
-            # moves of such a table itself may not publish seat frames for this one.
-            log.warning("could not list %d tables' seat sockets here", len(table_ids))
-
     async def mark_watched(self, table_ids: list[str]) -> None:
         """Tell the engines these tables have a spectator here (for the next TTL)."""
         if self._redis is None or not table_ids:
@@ -507,13 +452,11 @@ class Hub:
     async def reap_idle(self, idle_seconds: float, every: float) -> None:
         """Forever: close sockets that have sent nothing (not even a ping) for
         ``idle_seconds``, checking every ``every`` seconds; and refresh the marks of the
-        tables watched here and of those with seat sockets here (at least three times per
-        mark's lifetime)."""
+        tables watched here (at least three times per mark's lifetime)."""
         every = min(every, subjects.AUDIENCE_TTL_MS / 3000)
         while True:
             await asyncio.sleep(every)
             await self.mark_watched([t for t, f in self._feeds.items() if f.spectators])
-            await self.list_seated([t for t, f in self._feeds.items() if any(f.seated.values())])
             quiet_since = time.monotonic() - idle_seconds
             for conn in [c for c in self.connections if c.last_heard < quiet_since]:
                 log.info(
@@ -579,9 +522,7 @@ class Hub:
         async with self._lock:
             feed = self._feeds.get(table.table_id)
             if feed is None:
-                feed = TableFeed(
-                    self._nc, table, self.presence, self.mark_watched, self.mark_seated
-                )
+                feed = TableFeed(self._nc, table, self.presence, self.mark_watched)
                 self._feeds[table.table_id] = feed
             else:
                 await feed.take_table(table)  # newer: the others' seats may have moved

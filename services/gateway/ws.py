@@ -278,10 +278,7 @@ class Session:
             version=version,
             action=msgspec.Raw(_encode(action)),
         )
-        local = self.hub.local_moves
-        acted = await local.act(feed, message) if local is not None else None
-        if acted is None:
-            acted = await bus_request(self.nc, endpoints.engine_act(feed.game), message)
+        acted = await bus_request(self.nc, endpoints.engine_act(feed.game), message)
         self.send(w.Ack(ref=ref, version=acted.version))
 
 

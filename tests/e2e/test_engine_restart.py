@@ -8,9 +8,8 @@ the bots keep their seats' moves going, so the hand reaches its result and the t
 goes back to waiting. Tongits turns have no time limit, so nothing else would move the
 hand on: a caller that gave up would leave it stuck for good.
 
-The person's socket is on a gateway of its own with local moves off, so every move of
-the table takes the engine's path (a table whose every seat is on one gateway is played
-there, engine or no engine: test_a_table_all_here_plays_on_while_the_engine_is_down).
+Every move, the person's and the bots', goes through the gateway to the engine: the
+gateway applies none itself (issue 32), so nothing moves the hand while it is down.
 
 The stack is the session's: each test restarts the engine even when it fails.
 """
@@ -21,7 +20,7 @@ import asyncio
 import random
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -34,7 +33,6 @@ from kalaro.games import tongits
 from kalaro.launcher import SERVICES
 from kalaro.proto import ws as w
 from tests.e2e.stack import Stack
-from tests.e2e.tables import views_received
 
 PASSWORD = "correct horse battery staple"
 ENGINE = next(spec for spec in SERVICES if spec.name == "engine-tongits")
@@ -45,16 +43,9 @@ DOWN_SECONDS = 9.0
 HAND_SECONDS = 60.0
 
 
-@pytest.fixture(scope="module")
-def engine_path(stack: Stack) -> Iterator[str]:
-    """A gateway that sends every move to the engine service: its base URL."""
-    yield stack.start_gateway("gateway-engine-path", KALARO_GATEWAY_LOCAL_MOVES="false")
-    stack.stop("gateway-engine-path")
-
-
 @pytest.fixture
-async def person(engine_path: str, unique: str) -> AsyncIterator[KalaroClient]:
-    async with KalaroClient(engine_path) as client:
+async def person(stack: Stack, unique: str) -> AsyncIterator[KalaroClient]:
+    async with KalaroClient(stack.base_url) as client:
         await client.sign_up(f"restart-{unique}@example.com", PASSWORD, "Ligaya")
         yield client
 
@@ -245,35 +236,3 @@ async def test_bots_play_on_after_the_engine_restarts_during_their_turn(
         ]
         assert met, "no bot's move met the outage: it was not their turn after all"
     await person.cancel_table(table_id)
-
-
-async def test_a_table_all_here_plays_on_while_the_engine_is_down(
-    stack: Stack, unique: str
-) -> None:
-    """Seat 0 and the bots on the stack's one gateway: the gateway applies their moves
-    itself (services/gateway/local_moves.py), so the hand goes on while the game's only
-    engine is down. Only a move that ends the hand waits for it: outcomes are the
-    engine's, and the hand is still settled once it is back."""
-    async with KalaroClient(stack.base_url) as person:
-        await person.sign_up(f"allhere-{unique}@example.com", PASSWORD, "Dalisay")
-        table_id = (await person.create_practice("tongits")).table.table_id
-        async with Outage(stack) as outage, person.table_socket() as socket:
-            await socket.subscribe(table_id)
-            result, (at, version, ack) = await kill_before_third_move(
-                person, socket, table_id, outage
-            )
-            assert outage.killed_at is not None
-            assert ack.version == version + 1  # applied once, on the version it was sent at
-            ended_it = any(
-                f.version == ack.version and msgspec.json.decode(f.view).get("result") is not None
-                for f in views_received(socket, table_id)
-            )
-            if not ended_it:
-                # Taken at once, not after the restart (the SDK would have retried).
-                assert outage.back_at is None or at < outage.back_at
-                assert at - outage.killed_at < DOWN_SECONDS / 3
-            # The hand ended (play_hand saw its result) with the engine back.
-            assert outage.back_at is not None
-            assert result.players[0] == person.user.user_id
-            await back_to_waiting(socket, table_id)
-        await person.cancel_table(table_id)

@@ -25,7 +25,6 @@ METRICS = {
     "kalaro_settlement_lag_seconds": "histogram",
     "kalaro_consumer_pending": "gauge",
     "kalaro_gateway_open_sockets": "gauge",
-    "kalaro_gateway_moves_total": "counter",
     "kalaro_engine_active_hands": "gauge",
 }
 

@@ -8,6 +8,8 @@ so a stray import fails here, not in a code review.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,9 +59,40 @@ def test_the_bus_knows_no_service() -> None:
 
 
 def test_the_engine_knows_no_service() -> None:
-    # The engine service and the gateway both run it (kalaro.engine's docstring).
     assert _offending(LIBS / "engine", ("services",)) == []
-    assert "kalaro.engine" in _imports(ROOT / "services" / "gateway" / "local_moves.py")
+
+
+def _engine_imports(path: Path) -> list[str]:
+    """Where ``path`` imports the engine's code, in either spelling."""
+    found = [n for n in _imports(path) if n == "kalaro.engine" or n.startswith("kalaro.engine.")]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module == "kalaro" and node.level == 0:
+            found += [f"kalaro.{a.name}" for a in node.names if a.name == "engine"]
+    return found
+
+
+def test_the_gateway_holds_no_rule() -> None:
+    """The gateway forwards a move to the game's engine service and fans out what it
+    publishes; it never applies one itself (issue 32: one move path)."""
+    gateway = _files(ROOT / "services" / "gateway")
+    assert gateway, "no gateway source found"
+    bad = [f"{p.relative_to(ROOT)} imports {n}" for p in gateway for n in _engine_imports(p)]
+    assert bad == []
+
+
+def test_the_gateway_loads_no_engine_code_at_all() -> None:
+    # Not through another library either: import the gateway's program in a fresh
+    # interpreter and see what it loaded.
+    probe = (
+        "import sys, services.gateway.__main__, services.gateway.app\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[:2] == ['kalaro', 'engine']"
+        " or m.split('.')[:2] == ['services', 'engine']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 SERVICES = sorted(p.name for p in (ROOT / "services").iterdir() if (p / "__init__.py").exists())
@@ -83,3 +116,9 @@ def test_the_checks_see_real_imports() -> None:
         name.startswith("services.gateway")
         for name in _imports(ROOT / "services" / "gateway" / "app.py")
     )
+
+
+def test_the_gateway_rule_sees_both_spellings(tmp_path: Path) -> None:
+    source = tmp_path / "moves.py"
+    source.write_text("from kalaro import engine\nimport kalaro.engine.slots\nimport kalaro.bus\n")
+    assert sorted(_engine_imports(source)) == ["kalaro.engine", "kalaro.engine.slots"]

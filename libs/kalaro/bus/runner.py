@@ -275,7 +275,6 @@ async def connect(
     url: str,
     name: str,
     *,
-    no_echo: bool = False,
     on_reconnected: Callable[[], None] | None = None,
 ) -> NATS:
     """Connect to NATS and stay connected: services outlive NATS restarts and failovers.
@@ -283,8 +282,7 @@ async def connect(
     ``url`` is one server or several comma-separated (every node of a cluster); the
     client fails over between them and reconnects forever with a jittered backoff.
     Until some server answers at start-up, it keeps probing (backing off up to 5 s),
-    logging once. Connection losses and returns are logged once each. With ``no_echo``
-    the server never delivers this connection's own messages to its own subscriptions.
+    logging once. Connection losses and returns are logged once each.
     ``on_reconnected`` is called each time the connection is back (after it subscribed
     again): what was published to its subscriptions meanwhile was lost.
     """
@@ -324,7 +322,6 @@ async def connect(
         disconnected_cb=events.on_disconnected,
         reconnected_cb=reconnected,
         closed_cb=events.on_closed,
-        no_echo=no_echo,
         **options,
     )
     events.connected(nc)

@@ -1,7 +1,7 @@
 """A gateway's NATS node dies: what was published meanwhile reaches its sockets anyway.
 
 A real 3-node NATS cluster, the real lobby and an in-process engine worker on it. A
-gateway hub (its tables' connection given every node) holds Ana's seat socket of a
+gateway hub (its connection given every node) holds Ana's seat socket of a
 dealt Tongits hand. Its node is paused (SIGSTOP), so what the lobby and the engine
 publish meanwhile is routed to a node that will never deliver it; a move is made and a
 table changes; then the node is killed (kill -9). The lobby and the engines publish only
@@ -46,7 +46,7 @@ async def gateway_nc(nats_cluster: NatsCluster) -> AsyncIterator[tuple[NATS, lis
         for hub in hubs:
             hub.resync_soon()
 
-    nc = await connect(nats_cluster.url, "test-gateway-tables", no_echo=True, on_reconnected=back)
+    nc = await connect(nats_cluster.url, "test-gateway", on_reconnected=back)
     yield nc, hubs
     for hub in hubs:
         await hub.stop()
