@@ -37,6 +37,8 @@ class Phase:
     hands: int = 0
     refused_deals: int = 0  # ready/deal frames refused (e.g. the table was not back yet)
     cpu: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds
+    # process -> read calls, write calls, bytes written
+    io: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     speed_ms: float = 0.0  # machine_speed() just before the phase
     load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)  # just before the phase
 
@@ -62,6 +64,20 @@ class Phase:
                 parts[part_of(name)] = parts.get(part_of(name), 0.0) + used
         actions = max(1, len(self.latencies_ms))
         return {k: v / actions * 1000 for k, v in sorted(parts.items(), key=lambda kv: -kv[1])}
+
+    def io_per_action_by_part(self) -> dict[str, dict[str, float]]:
+        """Read and write system calls and bytes written per action, by part."""
+        parts: dict[str, list[int]] = {}
+        for name, counts in self.io.items():
+            if name != LOAD_GENERATOR:
+                total = parts.setdefault(part_of(name), [0, 0, 0])
+                for i, n in enumerate(counts):
+                    total[i] += n
+        actions = max(1, len(self.latencies_ms))
+        return {
+            part: {"reads": r / actions, "writes": w / actions, "bytes_written": b / actions}
+            for part, (r, w, b) in parts.items()
+        }
 
 
 class TableDriver:
@@ -255,6 +271,7 @@ async def run_phase(
     tasks = [asyncio.create_task(d.run(phase, think, stop)) for d in drivers[: phase.tables]]
     await asyncio.sleep(phase.seconds)
     phase.cpu = meter.used()
+    phase.io = meter.io_used()
     stop.set()
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):
         if isinstance(outcome, BaseException):  # a table that stopped playing is an error

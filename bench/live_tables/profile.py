@@ -18,7 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-PROFILED_PARTS = ("gateway", "engine", "lobby")
+PROFILED_PARTS = ("gateway", "engine", "lobby", "history")
 RATE_HZ = 97  # samples a second per process; off the event loop's round numbers
 
 
@@ -67,13 +67,14 @@ def top(svg: Path, count: int = 15) -> tuple[int, list[tuple[str, float, float]]
     frames = []
     for m in _FRAME.finditer(svg.read_text(errors="replace")):
         name = m["title"].replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+        name = re.sub(r":\d+\)$", ")", name)  # a function's lines together
         frames.append((float(m["y"]), int(m["x"]), int(m["w"]), name))
     if not frames:
         return 0, []
     rows: dict[float, list[tuple[int, int, str]]] = defaultdict(list)
     for y, x, w, name in frames:
         rows[y].append((x, w, name))
-    ys = sorted(rows, reverse=True)  # py-spy draws the root at the bottom
+    ys = sorted(rows)  # py-spy draws the root at the top
     total = sum(w for x, w, _ in rows[ys[0]])
     self_samples: dict[str, int] = defaultdict(int)
     inclusive: dict[str, int] = defaultdict(int)
@@ -82,7 +83,7 @@ def top(svg: Path, count: int = 15) -> tuple[int, list[tuple[str, float, float]]
         for x, w, name in rows[y]:
             children = sum(cw for cx, cw, _ in above if x <= cx < x + w)
             self_samples[name] += w - children
-            inclusive[name] += w  # recursion counts a function once per level
+            inclusive[name] += w  # (a function on several levels counts on each)
     ranked = sorted(self_samples.items(), key=lambda kv: -kv[1])[:count]
     return total, [
         (name, 100 * n / total, min(100.0, 100 * inclusive[name] / total)) for name, n in ranked

@@ -39,6 +39,13 @@ def print_cpu(phases: list[Phase]) -> None:
         cells = [f"{p.cpu_ms_per_action_by_part().get(part, 0.0):>26.3f}" for p in phases]
         print(f"{part:<18}" + "".join(cells))
     print(f"{'server total':<18}" + "".join(f"{p.server_cpu_ms_per_action:>26.3f}" for p in phases))
+    print("\nread + write system calls per action, by part (/proc/<pid>/io)")
+    for part in sorted(parts):
+        cells = []
+        for phase in phases:
+            io = phase.io_per_action_by_part().get(part, {"reads": 0.0, "writes": 0.0})
+            cells.append(f"{io['reads']:>12.1f} + {io['writes']:<11.1f}")
+        print(f"{part:<18}" + "".join(cells))
 
 
 def _cells(actions: float, p50: float, p99: float, errors: int, cpu_ms: float) -> str:
@@ -122,6 +129,7 @@ def phase_json(phase: Phase) -> dict[str, Any]:
         "cpu_ms_per_move": phase.server_cpu_ms_per_action,
         "cpu_ms_per_move_by_part": phase.cpu_ms_per_action_by_part(),
         "cpu_ms_per_move_by_process": {n: c / actions * 1000 for n, c in server.items()},
+        "syscalls_per_move_by_part": phase.io_per_action_by_part(),
         "load_generator_cpu_ms_per_move": phase.cpu.get(LOAD_GENERATOR, 0.0) / actions * 1000,
         "machine_speed_ms": phase.speed_ms,
         "load_average_before": list(phase.load_average),

@@ -109,8 +109,19 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def io_counts(pid: int) -> tuple[int, int, int] | None:
+    """Read and write system calls so far, and bytes written (``/proc/<pid>/io``): a
+    move's hops are mostly socket reads and writes (read, write, writev; not sendmsg)."""
+    try:
+        fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    except (OSError, ValueError):
+        return None
+    return int(fields["syscr"]), int(fields["syscw"]), int(fields["wchar"])
+
+
 class CpuMeter:
-    """CPU used by each process of the stack (and the generator) during a phase."""
+    """CPU (and read/write system calls) of each process of the stack and the generator
+    during a phase."""
 
     def __init__(self, stack: Stack) -> None:
         self.pids: dict[str, int] = {LOAD_GENERATOR: os.getpid()}
@@ -120,9 +131,20 @@ class CpuMeter:
         for spec, process in stack.children:
             self.pids[spec.name] = process.pid
         self._start: dict[str, float] = {}
+        self._io: dict[str, tuple[int, int, int]] = {}
 
     def start(self) -> None:
         self._start = {n: c for n, p in self.pids.items() if (c := cpu_seconds(p)) is not None}
+        self._io = {n: c for n, p in self.pids.items() if (c := io_counts(p)) is not None}
+
+    def io_used(self) -> dict[str, tuple[int, int, int]]:
+        """Read calls, write calls and bytes written per process since ``start``."""
+        out = {}
+        for name, before in self._io.items():
+            now = io_counts(self.pids[name])
+            if now is not None:
+                out[name] = (now[0] - before[0], now[1] - before[1], now[2] - before[2])
+        return out
 
     def used(self) -> dict[str, float]:
         """CPU seconds per process since ``start``."""
