@@ -27,19 +27,10 @@ from pathlib import Path
 
 import uvloop
 
-from bench_tables import (
-    CpuMeter,
-    Phase,
-    admin_and_players,
-    bench_stack,
-    close_all,
-    make_host,
-    percentile,
-    run_phase,
-    setup_tables,
-)
 from kalaro.client.wire import Wire, open_wire
 from kalaro.devstack import wait_for_port
+from live_tables.driver import Phase, close_all, percentile, run_phase, setup_tables
+from live_tables.stack import CpuMeter, admin_and_players, bench_stack
 
 CLIENT_PROCESSES = 2
 PING_EVERY = 20.0  # one heartbeat, as clients do (the gateway closes after three)
@@ -142,14 +133,14 @@ async def main_async(args: argparse.Namespace) -> int:
         stack.start_services(quiet=True)
         wait_for_port(stack.http_port, timeout=60)
         gateway = next(p.pid for s, p in stack.children if s.name == "gateway")
-        host, players = await admin_and_players(stack)
+        host, by_gateway = await admin_and_players(stack)  # one gateway: by_gateway[0]
+        players = by_gateway[0]
         drivers = []
         meter = CpuMeter(stack)
         phases: list[Phase] = []
         if args.tables:
-            await make_host(host, players[0])
             random.seed(2026)
-            drivers = await setup_tables(players[0], players, args.tables)
+            drivers = await setup_tables(by_gateway, args.tables)
             gc.collect()
             gc.freeze()
             await asyncio.sleep(3)

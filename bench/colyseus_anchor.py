@@ -23,7 +23,10 @@ from pathlib import Path
 
 from kalaro.devstack import free_port, port_is_free
 
-DEFAULT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "anchors" / "colyseus"
+# ``shared/`` sits beside the checkout (/work/main) or beside the worktrees' folder
+# (/work/wt/<name>): the first that has the anchor.
+_CANDIDATES = [p / "shared" / "anchors" / "colyseus" for p in Path(__file__).resolve().parents[2:4]]
+DEFAULT_DIR = next((c for c in _CANDIDATES if c.is_dir()), _CANDIDATES[0])
 ANCHOR_FILES = (".npmrc", "package.json", "package-lock.json", "server.js", "load.js")
 
 
