@@ -103,18 +103,16 @@ _decode_progress = msgspec.msgpack.Decoder(_Progress).decode
 _json_encode = msgspec.json.Encoder().encode
 #: What the write script answers when the stored fixed part is another hand's.
 _OTHER_HAND = -2
-#: A write that took is answered -(1 + 2·watched + 4·listened): always odd, below zero.
-_WATCHED, _LISTENED = 2, 4
+#: A write that took is answered -1, or -3 when the audience mark existed.
+_WATCHED = -3
 
 
 class Written(NamedTuple):
-    """A slot write that took: the new version, whether the audience mark asked for
-    (``watch_key``) existed just after it, and whether a gateway other than the
-    writer holds seat sockets of the table (``listeners``)."""
+    """A slot write that took: the new version, and whether the audience mark asked for
+    (``watch_key``) existed just after it."""
 
     version: int
     watched: bool
-    listened: bool = True
 
 
 def _deal_of(slot: Slot) -> bytes:
@@ -134,17 +132,15 @@ def _parse_log_entry(entry: bytes) -> tuple[int, bytes]:
     return int(seat), action
 
 
-# KEYS: slot, log, deadlines, outcomes, and optionally the table's audience mark and
-# then its seat listeners (a sorted set: gateway id -> until when, ms).
-# Answers -(1 + 2·watched + 4·listened) when written: watched if the audience mark
-# exists, listened if a listener other than ARGV[12] is current at ARGV[13] (both read
-# after the write, in the same atomic step: see the engine's _publish_views); -2
-# (another hand's), or the current version (someone wrote first).
+# KEYS: slot, log, deadlines, outcomes, and optionally the table's audience mark.
+# Answers -1 when written, -3 if the audience mark exists (read after the write, in the
+# same atomic step: see the engine's _publish_views); -2 (another hand's), or the
+# current version (someone wrote first).
 # ARGV: expected version, hand id, progress, deal ('': the stored one, which must be
 #       this hand's, else -2; given: the log starts again), ttl ms (0: persist),
 #       deadline member to drop ('' none), deadline member to add ('' none), its score,
-#       outcome op ('add'/'del'/''), outcome member, outcome score, the writer's
-#       listener id, now ms, then the log entries to append.
+#       outcome op ('add'/'del'/''), outcome member, outcome score, then the log
+#       entries to append.
 _WRITE = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
@@ -159,8 +155,8 @@ else
   redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'h', ARGV[2], 'd', ARGV[3], 'f', ARGV[4])
   redis.call('DEL', KEYS[2])
 end
-if #ARGV > 13 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 14))
+if #ARGV > 11 then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 12))
 end
 for i = 1, 2 do
   if tonumber(ARGV[5]) > 0 then
@@ -180,21 +176,10 @@ if ARGV[9] == 'add' then
 elseif ARGV[9] == 'del' then
   redis.call('ZREM', KEYS[4], ARGV[10])
 end
-local answer = -1
-if KEYS[5] and KEYS[5] ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then
-  answer = answer - 2
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  return -3
 end
-if KEYS[6] then
-  local others = redis.call('ZCOUNT', KEYS[6], ARGV[13], '+inf')
-  local mine = redis.call('ZSCORE', KEYS[6], ARGV[12])
-  if mine and tonumber(mine) >= tonumber(ARGV[13]) then
-    others = others - 1
-  end
-  if others > 0 then
-    answer = answer - 4
-  end
-end
-return answer
+return -1
 """
 
 # KEYS: slot, log. One round trip for a consistent read of both.
@@ -306,13 +291,10 @@ class SlotStore:
         outcome_due_ms: int = 0,
         ttl_ms: int = 0,
         watch_key: str = "",
-        listeners: tuple[str, str, int] | None = None,
     ) -> Written:
         """Write ``slot`` if it is still at ``expected``. One EVALSHA, two when the stored
         fixed part turns out to be another hand's. With ``watch_key`` (a table's audience
         mark) the same step says whether that key exists: no separate read per move.
-        With ``listeners`` (the table's seat-listeners key, the writer's own id, now in
-        ms) it also says whether another gateway holds seat sockets of the table.
 
         ``appended`` are the actions ``slot.actions`` ends with that are not stored yet:
         they are added to the log, and only the moving part is rewritten. A hand with no
@@ -324,16 +306,11 @@ class SlotStore:
         """
         table_id, hand_id = slot.table_id, slot.hand_id
         keys = [self.key(table_id), self.log_key(table_id), self.deadlines_key, self.outcomes_key]
-        if watch_key or listeners is not None:
+        if watch_key:
             keys.append(watch_key)
-        listener_args: list[str | int] = ["", 0]
-        if listeners is not None:
-            keys.append(listeners[0])
-            listener_args = [listeners[1], listeners[2]]
         member, score = add_deadline if add_deadline is not None else ("", 0)
         progress = _progress_of(slot)
         outcome_args = [outcome, outcome_member(table_id, hand_id), outcome_due_ms]
-        outcome_args += listener_args
 
         async def write(whole: bool) -> int:
             deal, log = (_deal_of(slot), slot.actions) if whole else (b"", appended)
@@ -344,14 +321,9 @@ class SlotStore:
         current = await write(whole=not slot.actions)
         if current == _OTHER_HAND:
             current = await write(whole=True)
-        if current >= 0 or current % 2 == 0:
+        if current >= 0:
             raise StaleVersion(table_id, expected, current)
-        flags = -1 - current
-        return Written(
-            expected + 1,
-            watched=bool(flags & _WATCHED),
-            listened=listeners is None or bool(flags & _LISTENED),
-        )
+        return Written(expected + 1, watched=current == _WATCHED)
 
     async def claim(self, key: str, now_ms: int, lease_ms: int, limit: int = 64) -> list[str]:
         """Members of ``key`` due by ``now_ms``, leased to the caller until now + lease."""

@@ -598,7 +598,6 @@ class EngineWorker:
         rules = self.rules
         now = self.now_ms()
         over = rules.is_over(state)
-        self._check_write(slot, over)
         deadline: int | None = None
         window = ""
         timer = None if over else rules.pending_timer(state)
@@ -634,11 +633,10 @@ class EngineWorker:
                 if self._audience_always
                 else self._audience_prefix + subjects.table_audience_key(table_id)
             ),
-            listeners=self._seat_listeners(table_id, now),
         )
         self._remember(table_id, new_version, new, state)
         watched = self._audience_always or written.watched
-        await self._publish_views(new, new_version, state, events, watched, written.listened)
+        await self._publish_views(new, new_version, state, events, watched)
         if over:
             try:
                 await self._publish_outcome(new, new_version)
@@ -717,15 +715,6 @@ class EngineWorker:
             frames.append((seat, encode(frame)))
         return frames
 
-    def _check_write(self, slot: Slot, over: bool) -> None:
-        """Raise to refuse writing the hand's next state (nothing is written yet);
-        ``over``: that state ends the hand. This worker writes every one."""
-
-    def _seat_listeners(self, table_id: str, now_ms: int) -> tuple[str, str, int] | None:
-        """What the write should say about other processes' seat sockets (see
-        ``SlotStore.save``); None: do not ask, they are always published to."""
-        return None
-
     async def _publish_views(
         self,
         slot: Slot,
@@ -733,7 +722,6 @@ class EngineWorker:
         state: Any,
         events: list[Any],
         watched: bool,
-        listened: bool = True,
     ) -> None:
         """Each seat's frame on its own subject; the audience's on the public subject.
 
@@ -744,13 +732,10 @@ class EngineWorker:
         gateway asked for, which then already shows this version.
         """
         frames = self._view_frames(slot, version, state, events, watched)
-        await self._deliver(slot.table_id, frames, listened)
+        await self._deliver(slot.table_id, frames)
 
-    async def _deliver(
-        self, table_id: str, frames: list[tuple[int | None, bytes]], listened: bool
-    ) -> None:
-        """Each frame on its seat's subject (the audience's, seat None, on the public
-        one). ``listened``: the write found another gateway listed for the seats."""
+    async def _deliver(self, table_id: str, frames: list[tuple[int | None, bytes]]) -> None:
+        """Each frame on its seat's subject (the audience's, seat None, on the public one)."""
         publish = self._nc.publish
         for seat, frame in frames:
             subject = (
