@@ -64,7 +64,6 @@ from kalaro.bots import policy_for
 from kalaro.bus import request
 from kalaro.bus.runner import connect, tune_gc
 from kalaro.devstack import NatsServer
-from kalaro.engine.slots import Slot, hand_record
 from kalaro.games.base import derive_seed
 from kalaro.games.registry import game_names, rules_for
 from kalaro.proto import endpoints
@@ -72,6 +71,7 @@ from kalaro.proto.engine import HandRecord, Player
 from kalaro.proto.history import GetStoredHand, ListHands, StoredHand
 from kalaro.sql import create_engine
 from kalaro.verify import verify_hand
+from services.engine.slots import Slot, hand_record
 from services.history import store
 from services.history.schema import hands, migrate_history, player_hands
 from services.history.service import build_service

@@ -48,15 +48,14 @@ from msgspec.structs import replace
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion
 from kalaro.games.registry import rules_for
-from kalaro.proto.engine import HandRecord, HandSummary, Player
+from kalaro.proto.engine import HandRecord, Player
+from kalaro.records import RECORD_TTL_MS, index_key, record_key
 
 Status = Literal["playing", "finished", "cancelled"]
 
 #: A finished or cancelled slot whose outcome is out lingers this long (a late GetView
 #: still answers); the hand record outlives it.
 DONE_SLOT_TTL_MS = 24 * 3600 * 1000
-#: Finished hands' records, for ``kalaro verify`` and hand history.
-RECORD_TTL_MS = 7 * 24 * 3600 * 1000
 
 
 class Slot(msgspec.Struct, kw_only=True):
@@ -249,8 +248,8 @@ class SlotStore:
         self._logs = f"{namespace}handlog:"
         self.deadlines_key = f"{namespace}deadlines:{game}"
         self.outcomes_key = f"{namespace}outcomes:{game}"
-        self._records = f"{namespace}handrecord:"
-        self._by_player = f"{namespace}handsof:{game}:"
+        self._namespace = namespace
+        self._game = game
         self._write: Any = redis.register_script(_WRITE)
         self._read: Any = redis.register_script(_READ)
         self._claim: Any = redis.register_script(_CLAIM)
@@ -343,7 +342,10 @@ class SlotStore:
         (hand history), scored by when the hand finished. Once only (see _SAVE_RECORD)."""
         humans = dict.fromkeys(p.user_id for p in record.players if not p.is_bot)
         await self._save_record(
-            keys=[self._records + record.hand_id, *(self._by_player + u for u in humans)],
+            keys=[
+                record_key(self._namespace, record.hand_id),
+                *(index_key(self._namespace, self._game, u) for u in humans),
+            ],
             args=[
                 _json_encode(record),
                 RECORD_TTL_MS,
@@ -359,13 +361,14 @@ class SlotStore:
         """The player's finished hands, newest first, that finished before ``before_ms``."""
         top = f"({before_ms}" if before_ms is not None else "+inf"
         flat = await self._redis.execute(
-            "ZREVRANGEBYSCORE", self._by_player + user_id, top, "-inf",
+            "ZREVRANGEBYSCORE", index_key(self._namespace, self._game, user_id), top, "-inf",
             "WITHSCORES", "LIMIT", 0, limit,
         )  # fmt: skip
         pairs = [(m.decode(), int(float(s))) for m, s in zip(flat[::2], flat[1::2], strict=True)]
         if not pairs:
             return []
-        found = await self._redis.execute("MGET", *(self._records + m for m, _ in pairs))
+        keys = (record_key(self._namespace, m) for m, _ in pairs)
+        found = await self._redis.execute("MGET", *keys)
         return [
             (score, msgspec.json.decode(data, type=HandRecord))
             for (_, score), data in zip(pairs, found, strict=True)
@@ -373,11 +376,11 @@ class SlotStore:
         ]
 
     async def load_record(self, hand_id: str) -> HandRecord | None:
-        data = await self._redis.get(self._records + hand_id)
+        data = await self._redis.get(record_key(self._namespace, hand_id))
         return None if data is None else msgspec.json.decode(data, type=HandRecord)
 
     async def has_record(self, hand_id: str) -> bool:
-        return bool(await self._redis.exists(self._records + hand_id))
+        return bool(await self._redis.exists(record_key(self._namespace, hand_id)))
 
 
 def hand_record(slot: Slot) -> HandRecord:
@@ -416,30 +419,8 @@ def hand_record(slot: Slot) -> HandRecord:
     )
 
 
-def summary(record: HandRecord, user_id: str, finished_ms: int) -> HandSummary:
-    """``record`` as one line of ``user_id``'s hand history (they played it). A voided
-    hand has no result: its ending is "voided", nobody won or paid."""
-    seat = next(i for i, p in enumerate(record.players) if p.user_id == user_id)
-    result = record.result if isinstance(record.result, dict) else {}
-    winners = result.get("winners")
-    won = seat in winners if isinstance(winners, list) else result.get("winner") == seat
-    return HandSummary(
-        hand_id=record.hand_id,
-        table_id=record.table_id,
-        game=record.game,
-        finished_ms=finished_ms,
-        seat=seat,
-        players=tuple(p.display_name for p in record.players),
-        bet=record.bet,
-        credits=record.payments[seat] if seat < len(record.payments) else 0,
-        ending="voided" if record.voided else str(result.get("ending", "")),
-        won=won and not record.voided,
-    )
-
-
 __all__ = [
     "DONE_SLOT_TTL_MS",
-    "RECORD_TTL_MS",
     "Slot",
     "SlotStore",
     "StaleVersion",
@@ -448,5 +429,4 @@ __all__ = [
     "outcome_member",
     "parse_deadline",
     "parse_outcome",
-    "summary",
 ]

@@ -38,18 +38,6 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.bus.jetstream import ensure_stream, publish_once
-from kalaro.engine.slots import (
-    DONE_SLOT_TTL_MS,
-    Slot,
-    SlotStore,
-    StaleVersion,
-    deadline_member,
-    hand_record,
-    parse_deadline,
-    parse_outcome,
-    summary,
-)
-from kalaro.engine.stored import stored_record
 from kalaro.games.base import IllegalAction, derive_seed
 from kalaro.games.registry import rules_for
 from kalaro.proto import endpoints, subjects
@@ -73,7 +61,19 @@ from kalaro.proto.history import StoredHand
 from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import Payment, SettleHand, VoidHand
 from kalaro.proto.ws import HandResult, HandView
+from kalaro.records import summary
 from kalaro.settings import Settings
+from services.engine.slots import (
+    DONE_SLOT_TTL_MS,
+    Slot,
+    SlotStore,
+    StaleVersion,
+    deadline_member,
+    hand_record,
+    parse_deadline,
+    parse_outcome,
+)
+from services.engine.stored import stored_record
 
 log = logging.getLogger("kalaro.engine")
 
