@@ -71,7 +71,7 @@ from kalaro.proto.engine import HandRecord, Player
 from kalaro.proto.history import GetStoredHand, ListHands, StoredHand
 from kalaro.sql import create_engine
 from kalaro.verify import verify_hand
-from services.engine.slots import Slot, hand_record
+from services.engine.hand import Slot, hand_record
 from services.history import store
 from services.history.schema import hands, migrate_history, player_hands
 from services.history.service import build_service

@@ -47,41 +47,13 @@ from msgspec.structs import replace
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion
-from kalaro.games.registry import rules_for
-from kalaro.proto.engine import HandRecord, Player
+from kalaro.proto.engine import HandRecord
 from kalaro.records import RECORD_TTL_MS, index_key, record_key
-
-Status = Literal["playing", "finished", "cancelled"]
+from services.engine.hand import Slot, Status
 
 #: A finished or cancelled slot whose outcome is out lingers this long (a late GetView
 #: still answers); the hand record outlives it.
 DONE_SLOT_TTL_MS = 24 * 3600 * 1000
-
-
-class Slot(msgspec.Struct, kw_only=True):
-    """One table's current (or last) hand. Internal: never sent to clients."""
-
-    table_id: str
-    hand_id: str
-    game: str
-    options: dict[str, Any] = {}  # the full options (ruleset + every house rule)
-    bet: int = 0
-    players: tuple[Player, ...] = ()
-    dealer: int | None = None  # as StartHand asked (None: drawn from the seed)
-    seed_commitment: str = ""
-    server_seed: str = ""
-    entropy: tuple[str, ...] = ()
-    state: bytes = b""  # msgpack of the game's State; empty for a cancel tombstone
-    actions: tuple[tuple[int, bytes], ...] = ()  # (seat, action JSON), timeouts included
-    initial_hands: tuple[Any, ...] = ()
-    # The table's flags as StartHand gave them, for the hand's record (defaults: a slot
-    # written before they existed still decodes).
-    private: bool = False
-    ranked: bool = False
-    status: Status = "playing"
-    outcome_published: bool = False
-    deadline_ms: int | None = None  # when the pending timer fires (epoch ms)
-    timer_window: str = ""  # which timer window deadline_ms belongs to
 
 
 class _Progress(msgspec.Struct, kw_only=True):
@@ -383,49 +355,11 @@ class SlotStore:
         return bool(await self._redis.exists(record_key(self._namespace, hand_id)))
 
 
-def hand_record(slot: Slot) -> HandRecord:
-    """Everything needed to re-derive and replay a finished hand (``kalaro verify``), or
-    a voided one: a hand cancelled after its deal, its actions those played until then,
-    no result and nobody paid. A cancel tombstone (never dealt) has no record."""
-    if slot.status == "playing" or not slot.state:
-        raise ValueError(f"hand {slot.hand_id} has no record: it is {slot.status}, not dealt")
-    voided = slot.status == "cancelled"
-    result: Any = None
-    payments = (0,) * len(slot.players)
-    if not voided:
-        rules = rules_for(slot.game)
-        decoded = rules.result(msgspec.msgpack.decode(slot.state, type=rules.state_type))
-        result = msgspec.to_builtins(decoded)
-        payments = tuple(units * slot.bet for units in decoded.payments)
-    return HandRecord(
-        game=slot.game,
-        table_id=slot.table_id,
-        hand_id=slot.hand_id,
-        options=slot.options,
-        bet=slot.bet,
-        players=slot.players,
-        dealer=slot.dealer,
-        seed_commitment=slot.seed_commitment,
-        server_seed=slot.server_seed,
-        entropy=slot.entropy,
-        actions=tuple((seat, msgspec.json.decode(action)) for seat, action in slot.actions),
-        initial_hands=slot.initial_hands,
-        result=result,
-        payments=payments,
-        practice=slot.bet == 0,
-        private=slot.private,
-        ranked=slot.ranked,
-        voided=voided,
-    )
-
-
 __all__ = [
     "DONE_SLOT_TTL_MS",
-    "Slot",
     "SlotStore",
     "StaleVersion",
     "deadline_member",
-    "hand_record",
     "outcome_member",
     "parse_deadline",
     "parse_outcome",

@@ -32,7 +32,8 @@ from kalaro.games.base import derive_seed
 from kalaro.games.registry import GameRules, rules_for
 from kalaro.proto import subjects
 from kalaro.proto.engine import Act, Acted, HandStarted, Player, StartHand
-from services.engine.slots import Slot, SlotStore
+from services.engine.hand import Slot
+from services.engine.slots import SlotStore
 from services.engine.worker import EngineWorker
 
 BET = 10

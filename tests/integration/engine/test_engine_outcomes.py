@@ -35,8 +35,9 @@ from kalaro.proto.engine import (
 from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import SettleHand, Settlement, VoidHand
 from kalaro.proto.ws import HandView
-from services.engine.slots import Slot
-from services.engine.worker import OUTCOME_GRACE_MS, EngineWorker
+from services.engine.hand import Slot
+from services.engine.outcomes import OUTCOME_GRACE_MS
+from services.engine.worker import EngineWorker
 from tests.integration.engine.engine_helpers import (
     BET,
     FakeClock,

@@ -26,8 +26,9 @@ from kalaro.proto.engine import CancelHand, HandCancelled
 from kalaro.proto.history import StoredHand
 from kalaro.proto.wallet import VoidHand
 from kalaro.verify import verify_hand
-from services.engine.slots import Slot
-from services.engine.worker import OUTCOME_GRACE_MS, EngineWorker
+from services.engine.hand import Slot
+from services.engine.outcomes import OUTCOME_GRACE_MS
+from services.engine.worker import EngineWorker
 from tests.integration.engine.engine_helpers import (
     FakeClock,
     Feed,
