@@ -7,7 +7,7 @@ multi-row INSERT of the same rows, on SQLite and PostgreSQL.
 Records are real hands: a pool (``--pool``, spread over the games) is played from seeds
 by the pure engines with the smart bots, dealt as the engine worker deals (a server
 seed, the players' entropy, ``derive_seed``), and each becomes a ``HandRecord`` through
-the worker's own builder (``kalaro.engine.slots.hand_record`` of the finished
+the worker's own builder (``services.engine.hand.hand_record`` of the finished
 ``Slot``); one per game is checked with ``kalaro verify``. Playing a million distinct
 hands in Python would take hours, so the stored records are copies of the pool, each
 stamped with its own hand id, table, players and finish time: real records with real
