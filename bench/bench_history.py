@@ -7,7 +7,7 @@ multi-row INSERT of the same rows, on SQLite and PostgreSQL.
 Records are real hands: a pool (``--pool``, spread over the games) is played from seeds
 by the pure engines with the smart bots, dealt as the engine worker deals (a server
 seed, the players' entropy, ``derive_seed``), and each becomes a ``HandRecord`` through
-the worker's own builder (``kalaro.engine.slots.hand_record`` of the finished
+the worker's own builder (``services.engine.hand.hand_record`` of the finished
 ``Slot``); one per game is checked with ``kalaro verify``. Playing a million distinct
 hands in Python would take hours, so the stored records are copies of the pool, each
 stamped with its own hand id, table, players and finish time: real records with real
@@ -64,7 +64,6 @@ from kalaro.bots import policy_for
 from kalaro.bus import request
 from kalaro.bus.runner import connect, tune_gc
 from kalaro.devstack import NatsServer
-from kalaro.engine.slots import Slot, hand_record
 from kalaro.games.base import derive_seed
 from kalaro.games.registry import game_names, rules_for
 from kalaro.proto import endpoints
@@ -72,6 +71,7 @@ from kalaro.proto.engine import HandRecord, Player
 from kalaro.proto.history import GetStoredHand, ListHands, StoredHand
 from kalaro.sql import create_engine
 from kalaro.verify import verify_hand
+from services.engine.hand import Slot, hand_record
 from services.history import store
 from services.history.schema import hands, migrate_history, player_hands
 from services.history.service import build_service

@@ -17,11 +17,11 @@ from prometheus_client import Gauge
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect, redis_ready, run_until_stopped, serve, streams_ready
 from kalaro.bus.store import connect_redis
-from kalaro.engine.worker import EngineWorker
 from kalaro.games.registry import UnknownGame, game_names, rules_for
 from kalaro.logs import setup as setup_logs
 from kalaro.proto import subjects
 from kalaro.settings import load_settings
+from services.engine.worker import EngineWorker
 
 log = logging.getLogger("kalaro.engine")
 
@@ -65,7 +65,7 @@ async def count_active_hands(
     game: str, redis: RedisLink, deadlines_key: str, every: float = ACTIVE_HANDS_EVERY
 ) -> None:
     """Forever: every hand in play has exactly one entry in its game's deadline set
-    (kalaro/engine/slots.py), so its size is the number of hands in play."""
+    (services/engine/slots.py), so its size is the number of hands in play."""
     gauge = ACTIVE_HANDS.labels(game)
     while True:
         try:

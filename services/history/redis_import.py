@@ -17,9 +17,9 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus.redislink import RedisLink
-from kalaro.engine.slots import RECORD_TTL_MS
 from kalaro.proto.engine import HandRecord
 from kalaro.proto.history import StoredHand
+from kalaro.records import RECORD_TTL_MS, index_key, record_key
 from services.history import store
 from services.history.service import shorten_redis_copies
 
@@ -32,11 +32,11 @@ async def _finished_ms(redis: RedisLink, namespace: str, record: HandRecord, now
     for player in record.players:
         if player.is_bot:
             continue
-        key = f"{namespace}handsof:{record.game}:{player.user_id}"
+        key = index_key(namespace, record.game, player.user_id)
         score = await redis.execute("ZSCORE", key, record.hand_id)
         if score is not None:
             return int(float(score))
-    left = await redis.execute("PTTL", f"{namespace}handrecord:{record.hand_id}")
+    left = await redis.execute("PTTL", record_key(namespace, record.hand_id))
     return now_ms - (RECORD_TTL_MS - left) if isinstance(left, int) and left > 0 else now_ms
 
 
@@ -45,7 +45,7 @@ async def import_from_redis(
 ) -> int:
     """Store every record under ``{namespace}handrecord:`` in SQL; return how many were
     read (already stored ones included: they insert nothing)."""
-    prefix = f"{namespace}handrecord:"
+    prefix = record_key(namespace, "")
     cursor, total = b"0", 0
     while True:
         cursor, keys = await redis.execute("SCAN", cursor, "MATCH", prefix + "*", "COUNT", batch)

@@ -36,6 +36,7 @@ from kalaro.proto.history import (
     RecordsPage,
     StoredHand,
 )
+from kalaro.records import index_key, record_key
 from kalaro.settings import Settings
 from services.history import export, stats, store
 
@@ -48,16 +49,6 @@ SERVICE_NAME = "history"
 REDIS_COPY_TTL_MS = 3600 * 1000
 #: The longest pause of ingest after failed batches (below the stop grace period).
 MAX_PAUSE_SECONDS = 8.0
-
-
-def record_key(namespace: str, hand_id: str) -> str:
-    """The engine's Redis key of a hand's record (``kalaro.engine.slots.SlotStore``)."""
-    return f"{namespace}handrecord:{hand_id}"
-
-
-def index_key(namespace: str, game: str, user_id: str) -> str:
-    """The engine's Redis index of a player's hands of ``game`` (``SlotStore``)."""
-    return f"{namespace}handsof:{game}:{user_id}"
 
 
 def build_service(engine: AsyncEngine) -> Service:

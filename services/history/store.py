@@ -14,9 +14,9 @@ from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from kalaro.engine.slots import summary
 from kalaro.proto.engine import HandRecord, HandSummary
 from kalaro.proto.history import StoredHand
+from kalaro.records import summary
 from services.history.outcome import outcome
 from services.history.schema import hands, player_hands
 

@@ -58,16 +58,40 @@ def test_the_bus_knows_no_service() -> None:
     assert _offending(LIBS / "bus", ("services",)) == []
 
 
-def test_the_engine_knows_no_service() -> None:
-    assert _offending(LIBS / "engine", ("services",)) == []
+def test_libraries_know_no_service() -> None:
+    assert _offending(LIBS, ("services",)) == []
+
+
+def test_the_engine_worker_is_the_engine_service_code() -> None:
+    """libs/ keeps what several services share; the worker that applies moves is the
+    engine service's own (issue 32), so no library is named ``engine`` any more (the
+    games' pure rules modules, ``games/<game>/engine.py``, are not libraries of it)."""
+    assert not (LIBS / "engine").exists()
+    assert not (LIBS / "engine.py").exists()
+    assert (ROOT / "services" / "engine" / "worker.py").exists()
+
+
+def test_history_reads_records_through_the_shared_library() -> None:
+    # History lists and trims the records the engines keep in Redis; the layout and
+    # the summary of a hand are kalaro.records, never the engine service's code.
+    history = ROOT / "services" / "history"
+    assert _offending(history, ("services.engine", "kalaro.engine")) == []
+    assert any("kalaro.records" in _imports(p) for p in _files(history))
+
+
+_ENGINE_CODE = ("kalaro.engine", "services.engine")
 
 
 def _engine_imports(path: Path) -> list[str]:
-    """Where ``path`` imports the engine's code, in either spelling."""
-    found = [n for n in _imports(path) if n == "kalaro.engine" or n.startswith("kalaro.engine.")]
+    """Where ``path`` imports the engine's code, in any spelling."""
+    found = [
+        n for n in _imports(path) if any(n == e or n.startswith(e + ".") for e in _ENGINE_CODE)
+    ]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.ImportFrom) and node.module == "kalaro" and node.level == 0:
-            found += [f"kalaro.{a.name}" for a in node.names if a.name == "engine"]
+        if not isinstance(node, ast.ImportFrom) or node.level != 0:
+            continue
+        if node.module in ("kalaro", "services"):
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name == "engine"]
     return found
 
 
@@ -120,5 +144,13 @@ def test_the_checks_see_real_imports() -> None:
 
 def test_the_gateway_rule_sees_both_spellings(tmp_path: Path) -> None:
     source = tmp_path / "moves.py"
-    source.write_text("from kalaro import engine\nimport kalaro.engine.slots\nimport kalaro.bus\n")
-    assert sorted(_engine_imports(source)) == ["kalaro.engine", "kalaro.engine.slots"]
+    source.write_text(
+        "from kalaro import engine\nimport kalaro.engine.slots\nimport kalaro.bus\n"
+        "from services import engine\nfrom services.engine.step import Steps\n"
+    )
+    assert sorted(_engine_imports(source)) == [
+        "kalaro.engine",
+        "kalaro.engine.slots",
+        "services.engine",
+        "services.engine.step",
+    ]

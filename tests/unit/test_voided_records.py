@@ -12,11 +12,12 @@ import msgspec
 import pytest
 
 from kalaro import cli
-from kalaro.engine.slots import Slot, hand_record, summary
 from kalaro.games.base import derive_seed
 from kalaro.games.registry import rules_for
 from kalaro.proto.engine import HandRecord, Player
+from kalaro.records import summary
 from kalaro.verify import verify_hand
+from services.engine.hand import Slot, hand_record
 from services.gateway.routes_hands import replay
 from tests.unit.hand_records import play
 from tests.unit.test_verify_js import by_name, js_verify

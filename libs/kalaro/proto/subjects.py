@@ -142,13 +142,6 @@ def hand_result(hand_id: str) -> str:
 AUDIENCE_TTL_MS = 30_000
 
 
-def table_seat_gateways_key(table_id: str) -> str:
-    """Redis sorted set of the gateways holding seat sockets of the table (gateway id ->
-    until when, epoch ms; refreshed like the audience mark): a gateway that applies a
-    move itself publishes its seat frames only while another is listed."""
-    return f"seat-gateways:{table_id}"
-
-
 def table_audience_key(table_id: str) -> str:
     """Redis key that exists while some gateway has a spectator on the table: engines
     build and publish the audience view (``table_public``) only then."""

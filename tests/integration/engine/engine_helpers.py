@@ -28,12 +28,13 @@ from nats.js.errors import NotFoundError
 from kalaro.bus import Service, request
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
-from kalaro.engine.slots import Slot, SlotStore
-from kalaro.engine.worker import EngineWorker
 from kalaro.games.base import derive_seed
 from kalaro.games.registry import GameRules, rules_for
 from kalaro.proto import subjects
 from kalaro.proto.engine import Act, Acted, HandStarted, Player, StartHand
+from services.engine.hand import Slot
+from services.engine.slots import SlotStore
+from services.engine.worker import EngineWorker
 
 BET = 10
 _json = msgspec.json.Encoder()

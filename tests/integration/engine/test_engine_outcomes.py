@@ -20,8 +20,6 @@ from kalaro.bus import RemoteError, Service, request
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer
-from kalaro.engine.slots import Slot
-from kalaro.engine.worker import OUTCOME_GRACE_MS, EngineWorker
 from kalaro.games.registry import rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
@@ -37,6 +35,9 @@ from kalaro.proto.engine import (
 from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import SettleHand, Settlement, VoidHand
 from kalaro.proto.ws import HandView
+from services.engine.hand import Slot
+from services.engine.outcomes import OUTCOME_GRACE_MS
+from services.engine.worker import EngineWorker
 from tests.integration.engine.engine_helpers import (
     BET,
     FakeClock,

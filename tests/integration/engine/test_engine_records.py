@@ -21,13 +21,14 @@ from kalaro.bus import request
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer
-from kalaro.engine.slots import Slot
-from kalaro.engine.worker import OUTCOME_GRACE_MS, EngineWorker
 from kalaro.proto import subjects
 from kalaro.proto.engine import CancelHand, HandCancelled
 from kalaro.proto.history import StoredHand
 from kalaro.proto.wallet import VoidHand
 from kalaro.verify import verify_hand
+from services.engine.hand import Slot
+from services.engine.outcomes import OUTCOME_GRACE_MS
+from services.engine.worker import EngineWorker
 from tests.integration.engine.engine_helpers import (
     FakeClock,
     Feed,

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from nats.aio.client import Client as NATS
 
-from kalaro.engine.slots import SlotStore
 from kalaro.games.registry import rules_for
 from kalaro.proto import subjects
+from services.engine.slots import SlotStore
 from tests.integration.engine.engine_helpers import (
     Feed,
     Frame,

@@ -110,36 +110,3 @@ async def test_a_slot_in_the_older_one_field_layout_plays_on(
     assert done.actions[:2] == slot.actions
     assert len(done.actions) == final - 1  # every action since the deal, none twice
     await feed.close()
-
-
-async def test_a_write_says_whether_another_gateway_holds_seat_sockets(
-    nc: NATS, workers: Replicas, unique: str
-) -> None:
-    """The seat-listeners answer (what a gateway applying moves itself publishes by) is
-    read in the write's own atomic step: other listed gateways count while their time
-    has not passed; the writer itself never does."""
-    await workers.start("tongits")
-    store = workers.store("tongits")
-    start = start_message("tongits", unique)
-    await start_hand(nc, "tongits", start)
-    listeners = f"{workers.namespace}{subjects.table_seat_gateways_key(start.table_id)}"
-    now = 1_000_000
-
-    async def write() -> tuple[bool, bool]:
-        version, slot = await load_slot(store, start.table_id)
-        written = await store.save(slot, version, listeners=(listeners, "me", now))
-        assert written.version == version + 1
-        return written.listened, written.watched
-
-    assert await write() == (False, False)  # nobody listed
-    await workers.redis.execute("ZADD", listeners, now + 5_000, "me")
-    assert await write() == (False, False)  # only the writer
-    await workers.redis.execute("ZADD", listeners, now - 1, "gone")
-    assert await write() == (False, False)  # another, whose time has passed
-    await workers.redis.execute("ZADD", listeners, now, "other")
-    assert await write() == (True, False)
-    await workers.redis.execute("ZREM", listeners, "me")
-    assert await write() == (True, False)
-    # Without asking (the engine service), a write always says "listened".
-    version, slot = await load_slot(store, start.table_id)
-    assert (await store.save(slot, version)).listened

@@ -14,10 +14,10 @@ import time
 import msgspec
 from nats.aio.client import Client as NATS
 
-from kalaro.engine.slots import deadline_member
-from kalaro.engine.worker import LEASE_MS
 from kalaro.proto import subjects
 from kalaro.proto.wallet import SettleHand
+from services.engine.slots import deadline_member
+from services.engine.timers import LEASE_MS
 from tests.cancels import swallowing_one_cancel
 from tests.integration.engine.engine_helpers import (
     FakeClock,

@@ -14,9 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus.jetstream import DurableConsumer
 from kalaro.bus.redislink import RedisLink
-from kalaro.engine.slots import RECORD_TTL_MS, SlotStore
 from kalaro.proto import subjects
+from kalaro.records import RECORD_TTL_MS
 from kalaro.settings import Settings
+from services.engine.slots import SlotStore
 from services.history import store
 from services.history.redis_import import import_from_redis
 from services.history.service import REDIS_COPY_TTL_MS, start_consumer

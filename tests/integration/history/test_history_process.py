@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer, RedisServer, free_port
-from kalaro.engine.slots import SlotStore
 from kalaro.proto import subjects
 from kalaro.sql import create_engine
+from services.engine.slots import SlotStore
 from tests.integration.history.history_helpers import counts, eventually, publish, stored
 
 REPO = Path(__file__).resolve().parents[3]

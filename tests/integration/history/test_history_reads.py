@@ -12,11 +12,11 @@ from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus import RemoteError, Service, ServiceError
-from kalaro.engine.slots import summary
 from kalaro.games.registry import game_names
 from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
 from kalaro.proto.engine import GetHandRecord, HandRecord, ListMyHands, MyHands
+from kalaro.records import summary
 from services.gateway.hand_source import find_record, player_hands
 from services.history import store
 from services.history.service import build_service

@@ -47,42 +47,13 @@ from msgspec.structs import replace
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.bus.store import StaleVersion
-from kalaro.games.registry import rules_for
-from kalaro.proto.engine import HandRecord, HandSummary, Player
-
-Status = Literal["playing", "finished", "cancelled"]
+from kalaro.proto.engine import HandRecord
+from kalaro.records import RECORD_TTL_MS, index_key, record_key
+from services.engine.hand import Slot, Status
 
 #: A finished or cancelled slot whose outcome is out lingers this long (a late GetView
 #: still answers); the hand record outlives it.
 DONE_SLOT_TTL_MS = 24 * 3600 * 1000
-#: Finished hands' records, for ``kalaro verify`` and hand history.
-RECORD_TTL_MS = 7 * 24 * 3600 * 1000
-
-
-class Slot(msgspec.Struct, kw_only=True):
-    """One table's current (or last) hand. Internal: never sent to clients."""
-
-    table_id: str
-    hand_id: str
-    game: str
-    options: dict[str, Any] = {}  # the full options (ruleset + every house rule)
-    bet: int = 0
-    players: tuple[Player, ...] = ()
-    dealer: int | None = None  # as StartHand asked (None: drawn from the seed)
-    seed_commitment: str = ""
-    server_seed: str = ""
-    entropy: tuple[str, ...] = ()
-    state: bytes = b""  # msgpack of the game's State; empty for a cancel tombstone
-    actions: tuple[tuple[int, bytes], ...] = ()  # (seat, action JSON), timeouts included
-    initial_hands: tuple[Any, ...] = ()
-    # The table's flags as StartHand gave them, for the hand's record (defaults: a slot
-    # written before they existed still decodes).
-    private: bool = False
-    ranked: bool = False
-    status: Status = "playing"
-    outcome_published: bool = False
-    deadline_ms: int | None = None  # when the pending timer fires (epoch ms)
-    timer_window: str = ""  # which timer window deadline_ms belongs to
 
 
 class _Progress(msgspec.Struct, kw_only=True):
@@ -103,18 +74,16 @@ _decode_progress = msgspec.msgpack.Decoder(_Progress).decode
 _json_encode = msgspec.json.Encoder().encode
 #: What the write script answers when the stored fixed part is another hand's.
 _OTHER_HAND = -2
-#: A write that took is answered -(1 + 2·watched + 4·listened): always odd, below zero.
-_WATCHED, _LISTENED = 2, 4
+#: A write that took is answered -1, or -3 when the audience mark existed.
+_WATCHED = -3
 
 
 class Written(NamedTuple):
-    """A slot write that took: the new version, whether the audience mark asked for
-    (``watch_key``) existed just after it, and whether a gateway other than the
-    writer holds seat sockets of the table (``listeners``)."""
+    """A slot write that took: the new version, and whether the audience mark asked for
+    (``watch_key``) existed just after it."""
 
     version: int
     watched: bool
-    listened: bool = True
 
 
 def _deal_of(slot: Slot) -> bytes:
@@ -134,17 +103,15 @@ def _parse_log_entry(entry: bytes) -> tuple[int, bytes]:
     return int(seat), action
 
 
-# KEYS: slot, log, deadlines, outcomes, and optionally the table's audience mark and
-# then its seat listeners (a sorted set: gateway id -> until when, ms).
-# Answers -(1 + 2·watched + 4·listened) when written: watched if the audience mark
-# exists, listened if a listener other than ARGV[12] is current at ARGV[13] (both read
-# after the write, in the same atomic step: see the engine's _publish_views); -2
-# (another hand's), or the current version (someone wrote first).
+# KEYS: slot, log, deadlines, outcomes, and optionally the table's audience mark.
+# Answers -1 when written, -3 if the audience mark exists (read after the write, in the
+# same atomic step: see the engine's _publish_views); -2 (another hand's), or the
+# current version (someone wrote first).
 # ARGV: expected version, hand id, progress, deal ('': the stored one, which must be
 #       this hand's, else -2; given: the log starts again), ttl ms (0: persist),
 #       deadline member to drop ('' none), deadline member to add ('' none), its score,
-#       outcome op ('add'/'del'/''), outcome member, outcome score, the writer's
-#       listener id, now ms, then the log entries to append.
+#       outcome op ('add'/'del'/''), outcome member, outcome score, then the log
+#       entries to append.
 _WRITE = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
@@ -159,8 +126,8 @@ else
   redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'h', ARGV[2], 'd', ARGV[3], 'f', ARGV[4])
   redis.call('DEL', KEYS[2])
 end
-if #ARGV > 13 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 14))
+if #ARGV > 11 then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 12))
 end
 for i = 1, 2 do
   if tonumber(ARGV[5]) > 0 then
@@ -180,21 +147,10 @@ if ARGV[9] == 'add' then
 elseif ARGV[9] == 'del' then
   redis.call('ZREM', KEYS[4], ARGV[10])
 end
-local answer = -1
-if KEYS[5] and KEYS[5] ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then
-  answer = answer - 2
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  return -3
 end
-if KEYS[6] then
-  local others = redis.call('ZCOUNT', KEYS[6], ARGV[13], '+inf')
-  local mine = redis.call('ZSCORE', KEYS[6], ARGV[12])
-  if mine and tonumber(mine) >= tonumber(ARGV[13]) then
-    others = others - 1
-  end
-  if others > 0 then
-    answer = answer - 4
-  end
-end
-return answer
+return -1
 """
 
 # KEYS: slot, log. One round trip for a consistent read of both.
@@ -264,8 +220,8 @@ class SlotStore:
         self._logs = f"{namespace}handlog:"
         self.deadlines_key = f"{namespace}deadlines:{game}"
         self.outcomes_key = f"{namespace}outcomes:{game}"
-        self._records = f"{namespace}handrecord:"
-        self._by_player = f"{namespace}handsof:{game}:"
+        self._namespace = namespace
+        self._game = game
         self._write: Any = redis.register_script(_WRITE)
         self._read: Any = redis.register_script(_READ)
         self._claim: Any = redis.register_script(_CLAIM)
@@ -306,13 +262,10 @@ class SlotStore:
         outcome_due_ms: int = 0,
         ttl_ms: int = 0,
         watch_key: str = "",
-        listeners: tuple[str, str, int] | None = None,
     ) -> Written:
         """Write ``slot`` if it is still at ``expected``. One EVALSHA, two when the stored
         fixed part turns out to be another hand's. With ``watch_key`` (a table's audience
         mark) the same step says whether that key exists: no separate read per move.
-        With ``listeners`` (the table's seat-listeners key, the writer's own id, now in
-        ms) it also says whether another gateway holds seat sockets of the table.
 
         ``appended`` are the actions ``slot.actions`` ends with that are not stored yet:
         they are added to the log, and only the moving part is rewritten. A hand with no
@@ -324,16 +277,11 @@ class SlotStore:
         """
         table_id, hand_id = slot.table_id, slot.hand_id
         keys = [self.key(table_id), self.log_key(table_id), self.deadlines_key, self.outcomes_key]
-        if watch_key or listeners is not None:
+        if watch_key:
             keys.append(watch_key)
-        listener_args: list[str | int] = ["", 0]
-        if listeners is not None:
-            keys.append(listeners[0])
-            listener_args = [listeners[1], listeners[2]]
         member, score = add_deadline if add_deadline is not None else ("", 0)
         progress = _progress_of(slot)
         outcome_args = [outcome, outcome_member(table_id, hand_id), outcome_due_ms]
-        outcome_args += listener_args
 
         async def write(whole: bool) -> int:
             deal, log = (_deal_of(slot), slot.actions) if whole else (b"", appended)
@@ -344,14 +292,9 @@ class SlotStore:
         current = await write(whole=not slot.actions)
         if current == _OTHER_HAND:
             current = await write(whole=True)
-        if current >= 0 or current % 2 == 0:
+        if current >= 0:
             raise StaleVersion(table_id, expected, current)
-        flags = -1 - current
-        return Written(
-            expected + 1,
-            watched=bool(flags & _WATCHED),
-            listened=listeners is None or bool(flags & _LISTENED),
-        )
+        return Written(expected + 1, watched=current == _WATCHED)
 
     async def claim(self, key: str, now_ms: int, lease_ms: int, limit: int = 64) -> list[str]:
         """Members of ``key`` due by ``now_ms``, leased to the caller until now + lease."""
@@ -371,7 +314,10 @@ class SlotStore:
         (hand history), scored by when the hand finished. Once only (see _SAVE_RECORD)."""
         humans = dict.fromkeys(p.user_id for p in record.players if not p.is_bot)
         await self._save_record(
-            keys=[self._records + record.hand_id, *(self._by_player + u for u in humans)],
+            keys=[
+                record_key(self._namespace, record.hand_id),
+                *(index_key(self._namespace, self._game, u) for u in humans),
+            ],
             args=[
                 _json_encode(record),
                 RECORD_TTL_MS,
@@ -387,13 +333,14 @@ class SlotStore:
         """The player's finished hands, newest first, that finished before ``before_ms``."""
         top = f"({before_ms}" if before_ms is not None else "+inf"
         flat = await self._redis.execute(
-            "ZREVRANGEBYSCORE", self._by_player + user_id, top, "-inf",
+            "ZREVRANGEBYSCORE", index_key(self._namespace, self._game, user_id), top, "-inf",
             "WITHSCORES", "LIMIT", 0, limit,
         )  # fmt: skip
         pairs = [(m.decode(), int(float(s))) for m, s in zip(flat[::2], flat[1::2], strict=True)]
         if not pairs:
             return []
-        found = await self._redis.execute("MGET", *(self._records + m for m, _ in pairs))
+        keys = (record_key(self._namespace, m) for m, _ in pairs)
+        found = await self._redis.execute("MGET", *keys)
         return [
             (score, msgspec.json.decode(data, type=HandRecord))
             for (_, score), data in zip(pairs, found, strict=True)
@@ -401,80 +348,19 @@ class SlotStore:
         ]
 
     async def load_record(self, hand_id: str) -> HandRecord | None:
-        data = await self._redis.get(self._records + hand_id)
+        data = await self._redis.get(record_key(self._namespace, hand_id))
         return None if data is None else msgspec.json.decode(data, type=HandRecord)
 
     async def has_record(self, hand_id: str) -> bool:
-        return bool(await self._redis.exists(self._records + hand_id))
-
-
-def hand_record(slot: Slot) -> HandRecord:
-    """Everything needed to re-derive and replay a finished hand (``kalaro verify``), or
-    a voided one: a hand cancelled after its deal, its actions those played until then,
-    no result and nobody paid. A cancel tombstone (never dealt) has no record."""
-    if slot.status == "playing" or not slot.state:
-        raise ValueError(f"hand {slot.hand_id} has no record: it is {slot.status}, not dealt")
-    voided = slot.status == "cancelled"
-    result: Any = None
-    payments = (0,) * len(slot.players)
-    if not voided:
-        rules = rules_for(slot.game)
-        decoded = rules.result(msgspec.msgpack.decode(slot.state, type=rules.state_type))
-        result = msgspec.to_builtins(decoded)
-        payments = tuple(units * slot.bet for units in decoded.payments)
-    return HandRecord(
-        game=slot.game,
-        table_id=slot.table_id,
-        hand_id=slot.hand_id,
-        options=slot.options,
-        bet=slot.bet,
-        players=slot.players,
-        dealer=slot.dealer,
-        seed_commitment=slot.seed_commitment,
-        server_seed=slot.server_seed,
-        entropy=slot.entropy,
-        actions=tuple((seat, msgspec.json.decode(action)) for seat, action in slot.actions),
-        initial_hands=slot.initial_hands,
-        result=result,
-        payments=payments,
-        practice=slot.bet == 0,
-        private=slot.private,
-        ranked=slot.ranked,
-        voided=voided,
-    )
-
-
-def summary(record: HandRecord, user_id: str, finished_ms: int) -> HandSummary:
-    """``record`` as one line of ``user_id``'s hand history (they played it). A voided
-    hand has no result: its ending is "voided", nobody won or paid."""
-    seat = next(i for i, p in enumerate(record.players) if p.user_id == user_id)
-    result = record.result if isinstance(record.result, dict) else {}
-    winners = result.get("winners")
-    won = seat in winners if isinstance(winners, list) else result.get("winner") == seat
-    return HandSummary(
-        hand_id=record.hand_id,
-        table_id=record.table_id,
-        game=record.game,
-        finished_ms=finished_ms,
-        seat=seat,
-        players=tuple(p.display_name for p in record.players),
-        bet=record.bet,
-        credits=record.payments[seat] if seat < len(record.payments) else 0,
-        ending="voided" if record.voided else str(result.get("ending", "")),
-        won=won and not record.voided,
-    )
+        return bool(await self._redis.exists(record_key(self._namespace, hand_id)))
 
 
 __all__ = [
     "DONE_SLOT_TTL_MS",
-    "RECORD_TTL_MS",
-    "Slot",
     "SlotStore",
     "StaleVersion",
     "deadline_member",
-    "hand_record",
     "outcome_member",
     "parse_deadline",
     "parse_outcome",
-    "summary",
 ]
