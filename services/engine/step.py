@@ -23,6 +23,7 @@ from kalaro.games.base import derive_seed
 from kalaro.games.registry import rules_for
 from kalaro.proto import errors as codes
 from kalaro.proto.engine import StartHand
+from kalaro.proto.frames import TableFrames, encode_frames
 from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import Payment, SettleHand, VoidHand
 from kalaro.proto.ws import HandResult, HandView
@@ -37,7 +38,8 @@ Logged = tuple[tuple[int, bytes], ...]
 class Stepped(msgspec.Struct, kw_only=True):
     """A hand after one step, before it is written.
 
-    ``frames`` are each seat's encoded ``HandView`` (seat order), for this version only.
+    ``frames`` are each seat's encoded ``HandView`` (seat order), for this version only;
+    :meth:`Steps.table_frames` carries them all in the one message a step publishes.
     """
 
     slot: Slot  # the new slot: state encoded, actions appended, status and timer set
@@ -229,6 +231,17 @@ class Steps:
     def audience_frame(self, stepped: Stepped) -> bytes:
         """The audience's frame of a step (no hidden card, no seat's private event)."""
         return self._frame(stepped.slot, stepped.version, stepped.state, stepped.events, None)
+
+    def table_frames(self, stepped: Stepped, watched: bool) -> bytes:
+        """The one message a step publishes (:class:`TableFrames`, encoded): each seat's
+        frame as built, and the audience's only when ``watched``."""
+        return encode_frames(
+            TableFrames(
+                version=stepped.version,
+                seats=tuple(frame for _, frame in stepped.frames),
+                audience=self.audience_frame(stepped) if watched else None,
+            )
+        )
 
     def view(self, slot: Slot, version: int, seat: int | None) -> HandView:
         """A full view of the hand from ``seat`` (None: the audience), no events."""

@@ -2,9 +2,10 @@
 
 The write is one compare-and-set on the slot's version (:meth:`SlotStore.save`) that
 also moves the hand's timer deadline and, when the hand ends, enters its pending
-outcome, in the same atomic step. Only then are its frames published: each seat's on
-that seat's own subject, the audience's on the public subject (and only while a
-gateway marks the table as watched). A seat's frame is never published anywhere else.
+outcome, in the same atomic step. Only then are its frames published, in one message
+on the table's frames subject (each seat's frame, and the audience's only while a
+gateway marks the table as watched): one publish per move, however many seats. Only
+gateways subscribe to it; each sends a socket its own seat's part alone.
 """
 
 from __future__ import annotations
@@ -74,20 +75,18 @@ class HandWriter(OutcomePublisher):
         return new_version
 
     async def _publish_views(self, stepped: Stepped, watched: bool) -> None:
-        """Each seat's frame on its own subject; the audience's on the public subject.
+        """Every seat's frame and, when ``watched``, the audience's: one message.
 
         ``watched`` is the audience mark as the state's write found it, in the same
-        atomic step. A gateway subscribes to the public subject, then sets the mark, then
-        asks for the current view; so either the write saw the mark and this frame
-        reaches the new spectator, or the mark came later and so did the view the
-        gateway asked for, which then already shows this version.
+        atomic step. A gateway subscribes to the table, then sets the mark, then asks
+        for the current view; so either the write saw the mark and this message carries
+        the audience frame the new spectator needs, or the mark came later and so did
+        the view the gateway asked for, which then already shows this version.
         """
         table_id = stepped.slot.table_id
-        publish = self._nc.publish
-        for seat, frame in stepped.frames:
-            await publish(subjects.table_seat(table_id, seat), frame)
-        if watched:
-            await publish(subjects.table_public(table_id), self.steps.audience_frame(stepped))
+        await self._nc.publish(
+            subjects.table_frames(table_id), self.steps.table_frames(stepped, watched)
+        )
 
     def _remember(self, table_id: str, version: int, slot: Slot, state: Any) -> None:
         """Keep what this worker just wrote, so the next move at the table usually needs no

@@ -1,12 +1,14 @@
 """WebSocket fan-out: one NATS subscription per table per gateway process.
 
 Engines and the lobby publish finished client frames on per-table subjects:
-``table.<id>.seat.<n>`` (one seat's private view), ``table.<id>.public`` (the
-audience view) and ``table.<id>.events`` (table changes, chat, results). A
-:class:`TableFeed` subscribes to all three for a table and forwards the bytes: a
-seat's frames only to the sockets of the user sitting there, public frames only to
-spectators. Another player's concealed cards never reach a socket because no socket
-is ever attached to another seat's subject.
+``table.<id>.frames`` (one message per move: every seat's private frame and, while
+someone watches, the audience's, see :mod:`kalaro.proto.frames`) and
+``table.<id>.events`` (table changes, chat, results). A :class:`TableFeed` holds one
+subscription (``table.<id>.>``) while it has a socket, and forwards each part as
+received: a seat's part only to the sockets of the user sitting there, the audience
+part only to spectators, events to everyone. Each part is encoded once, by the engine;
+the gateway never re-encodes it. A gateway thus receives the seat parts of seats not
+connected to it (the backend is trusted); no socket is ever given another seat's part.
 
 Each socket has a bounded outbound queue drained by its own writer task, so one
 slow client can never stall the fan-out; a client that falls too far behind is
@@ -14,11 +16,10 @@ disconnected and, on reconnecting, gets a full view. One reaper task per gateway
 closes sockets that have sent nothing for too long, so reading a frame costs no timer.
 
 Engines build the audience view only while some gateway marks the table watched (a
-Redis key with a TTL, ``subjects.table_audience_key``): a feed sets it when it first
-subscribes to the public subject, and the hub refreshes it for every table with a
-spectator here. The order (subscribe, flush, mark, then the socket asks for the current
-view) is what makes a spectator joining mid-hand miss nothing; see the engine's
-``_publish_views``.
+Redis key with a TTL, ``subjects.table_audience_key``): a feed sets it when its first
+spectator arrives, and the hub refreshes it for every table with a spectator here.
+The order (subscribe, flush, mark, then the socket asks for the current view) is what
+makes a spectator joining mid-hand miss nothing; see the engine's ``_publish_views``.
 
 Whenever the seated players with a socket on a table here change (a socket subscribes,
 leaves or closes; someone sits down or stands up), the feed tells the
@@ -45,6 +46,7 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto.engine import GetView
+from kalaro.proto.frames import decode_frames
 from kalaro.proto.lobby import GetTable, TableInfo
 from kalaro.proto.ws import TableChanged
 from services.gateway.presence import PresenceReporter
@@ -239,12 +241,11 @@ def seat_of(table: TableInfo, user_id: str) -> int | None:
 
 
 class TableFeed:
-    """One table's sockets in this gateway process, and the NATS subscriptions they need.
+    """One table's sockets in this gateway process, and the one NATS subscription they
+    need (held while any socket is attached).
 
-    The feed subscribes only to what its sockets may see: the table's events, the seat
-    subjects of the seats that have a socket here, and the audience view while someone
-    watches. A gateway thus receives nothing it would throw away, and a seat's private
-    frames reach this process only while that seat's player is connected to it.
+    Each message is split here: ``seated`` maps a seat to its sockets, so a move's
+    frames cost one decode and one push per socket, with no lookup by user.
     """
 
     def __init__(
@@ -262,12 +263,18 @@ class TableFeed:
         self.table = table
         self.seated: dict[int, set[Connection]] = {}
         self.spectators: set[Connection] = set()
-        self._subscriptions: dict[str, Subscription] = {}
+        self._subscription: Subscription | None = None
+        self._frames_subject = subjects.table_frames(table.table_id)
+        self._watched = False  # marked watched for a spectator here (refreshed by the hub)
         self._syncing = asyncio.Lock()  # joins and table changes may sync at once
 
     @property
     def empty(self) -> bool:
         return not self.spectators and not any(self.seated.values())
+
+    @property
+    def subscribed(self) -> bool:
+        return self._subscription is not None
 
     def attach(self, conn: Connection) -> int | None:
         self.detach(conn)
@@ -302,41 +309,48 @@ class TableFeed:
             await self._sync()
 
     async def _sync(self) -> None:
-        wanted: dict[str, Callable[[Msg], Awaitable[None]]] = {}
-        if not self.empty:
-            wanted[subjects.table_events(self.table_id)] = self._on_event
-        for seat, sockets in self.seated.items():
-            if sockets:
-                wanted[subjects.table_seat(self.table_id, seat)] = self._seat_handler(seat)
-        if self.spectators:
-            wanted[subjects.table_public(self.table_id)] = self._on_public
-        for subject in [s for s in self._subscriptions if s not in wanted]:
-            with contextlib.suppress(Exception):
-                await self._subscriptions.pop(subject).unsubscribe()
-        public = subjects.table_public(self.table_id)
-        newly_watched = public in wanted and public not in self._subscriptions
-        added = False
-        for subject, handler in wanted.items():
-            if subject not in self._subscriptions:
-                self._subscriptions[subject] = await self._nc.subscribe(subject, cb=handler)
-                added = True
-        if added:
-            # The server has the subscriptions before the socket asks for the current
+        if self.empty:
+            self._watched = False
+            if self._subscription is not None:
+                subscription, self._subscription = self._subscription, None
+                with contextlib.suppress(Exception):
+                    await subscription.unsubscribe()
+            return
+        if self._subscription is None:
+            self._subscription = await self._nc.subscribe(
+                subjects.table_all(self.table_id), cb=self._on_message
+            )
+            # The server has the subscription before the socket asks for the current
             # view or the table is marked watched.
             await self._nc.flush()
-        if newly_watched and self._mark_watched is not None:
-            await self._mark_watched([self.table_id])
+        if not self.spectators:
+            self._watched = False
+        elif not self._watched:
+            self._watched = True
+            if self._mark_watched is not None:
+                await self._mark_watched([self.table_id])
 
-    def _seat_handler(self, seat: int) -> Callable[[Msg], Awaitable[None]]:
-        async def on_seat(msg: Msg) -> None:
-            for conn in list(self.seated.get(seat, ())):
-                conn.push(msg.data)
+    async def _on_message(self, msg: Msg) -> None:
+        if msg.subject == self._frames_subject:
+            self.fan_out(msg.data)
+        else:
+            await self._on_event(msg)
 
-        return on_seat
-
-    async def _on_public(self, msg: Msg) -> None:
-        for conn in list(self.spectators):
-            conn.push(msg.data)
+    def fan_out(self, data: bytes) -> None:
+        """One move's :class:`~kalaro.proto.frames.TableFrames`: each seated socket gets
+        its seat's part, each spectator the audience part (when the engine built one)."""
+        frames = decode_frames(data)
+        parts = frames.seats
+        count = len(parts)
+        for seat, sockets in self.seated.items():
+            if sockets and seat < count:
+                part = parts[seat]
+                for conn in tuple(sockets):  # a push may close a socket, which detaches it
+                    conn.push(part)
+        audience = frames.audience
+        if audience is not None and self.spectators:
+            for conn in tuple(self.spectators):
+                conn.push(audience)
 
     async def _on_event(self, msg: Msg) -> None:
         if msg.data.startswith(_TABLE_FRAME_PREFIX):

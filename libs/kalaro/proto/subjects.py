@@ -144,18 +144,14 @@ AUDIENCE_TTL_MS = 30_000
 
 def table_audience_key(table_id: str) -> str:
     """Redis key that exists while some gateway has a spectator on the table: engines
-    build and publish the audience view (``table_public``) only then."""
+    build the audience's frame (in ``table_frames``) only then."""
     return f"audience:{table_id}"
 
 
-def table_seat(table_id: str, seat: int) -> str:
-    """Private view updates for one seat: only that seat's socket subscribes."""
-    return f"table.{table_id}.seat.{seat}"
-
-
-def table_public(table_id: str) -> str:
-    """The audience view: what any spectator may see."""
-    return f"table.{table_id}.public"
+def table_frames(table_id: str) -> str:
+    """One message per move: every seat's frame and the audience's
+    (:class:`kalaro.proto.frames.TableFrames`); gateways only, never a client."""
+    return f"table.{table_id}.frames"
 
 
 def table_all(table_id: str) -> str:

@@ -28,6 +28,7 @@ from kalaro.client.socket import FrameError, TableSocket
 from kalaro.proto import subjects
 from kalaro.proto import ws as w
 from kalaro.proto.engine import Act, Acted, GetView
+from kalaro.proto.frames import decode_frames, part_for
 from kalaro.proto.lobby import SeatInfo, TableInfo
 
 T = TypeVar("T")
@@ -96,11 +97,15 @@ class EngineSocket(TableSocket):
         seat = next(i for i, s in enumerate(info.seats) if s and s.user_id == self.user_id)
 
         async def on_message(msg: Msg) -> None:
-            self._on_frame(_frames.decode(msg.data))
+            if msg.subject == subjects.table_frames(table_id):  # keep only this seat's part
+                part = part_for(decode_frames(msg.data), seat)
+                if part is not None:
+                    self._on_frame(_frames.decode(part))
+            else:
+                self._on_frame(_frames.decode(msg.data))
 
         self.subs[table_id] = [
-            await self.nc.subscribe(subjects.table_seat(table_id, seat), cb=on_message),
-            await self.nc.subscribe(subjects.table_events(table_id), cb=on_message),
+            await self.nc.subscribe(subjects.table_all(table_id), cb=on_message),
         ]
         await self.nc.flush()
         subscribed = w.Subscribed(table=info, seat=seat)

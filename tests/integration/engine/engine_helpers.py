@@ -32,6 +32,7 @@ from kalaro.games.base import derive_seed
 from kalaro.games.registry import GameRules, rules_for
 from kalaro.proto import subjects
 from kalaro.proto.engine import Act, Acted, HandStarted, Player, StartHand
+from kalaro.proto.frames import decode_frames
 from services.engine.hand import Slot
 from services.engine.slots import SlotStore
 from services.engine.worker import EngineWorker
@@ -183,6 +184,7 @@ class Frame:
     subject: str
     data: bytes
     body: dict[str, Any]
+    seat: int | None = None  # a part of a TableFrames: whose it is (None: the audience's)
 
 
 @dataclass
@@ -195,6 +197,7 @@ class Feed:
     seat_views: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
     public_views: dict[int, dict[str, Any]] = field(default_factory=dict)
     results: list[dict[str, Any]] = field(default_factory=list)
+    messages: int = 0  # TableFrames messages received (one per step)
     sub: Any = None
 
     @classmethod
@@ -209,16 +212,24 @@ class Feed:
             await self.sub.unsubscribe()
 
     async def _on_message(self, msg: Msg) -> None:
+        if msg.subject == subjects.table_frames(self.table_id):
+            self.messages += 1
+            frames = decode_frames(msg.data)
+            parts: list[tuple[int | None, bytes]] = list(enumerate(frames.seats))
+            if frames.audience is not None:
+                parts.append((None, frames.audience))
+            for seat, data in parts:
+                body = msgspec.json.decode(data)
+                self.frames.append(Frame(msg.subject, data, body, seat))
+                if seat is None:
+                    self.public_views[body["version"]] = body
+                else:
+                    self.seat_views.setdefault(seat, {})[body["version"]] = body
+            return
         body = msgspec.json.decode(msg.data)
         self.frames.append(Frame(msg.subject, msg.data, body))
-        if msg.subject == subjects.table_public(self.table_id):
-            self.public_views[body["version"]] = body
-        elif msg.subject == subjects.table_events(self.table_id):
-            if body.get("type") == "result":
-                self.results.append(body)
-        else:
-            seat = int(msg.subject.rsplit(".", 1)[1])
-            self.seat_views.setdefault(seat, {})[body["version"]] = body
+        if body.get("type") == "result":
+            self.results.append(body)
 
     def has_version(self, version: int) -> bool:
         return version in self.public_views and all(

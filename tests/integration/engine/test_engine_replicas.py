@@ -71,13 +71,15 @@ async def test_racing_the_same_move_on_two_replicas_applies_it_once(
 
     _, slot = await load_slot(workers.store("tongits"), start.table_id)
     assert len(slot.actions) == moves, "no move was applied twice"
-    # Exactly one frame per version per subject: nothing was published twice either.
-    per_subject: dict[str, list[int]] = {}
+    # Exactly one frame per version per recipient: nothing was published twice either.
+    per_recipient: dict[int | None, list[int]] = {}
     for frame in feed.frames:
         if frame.body["type"] == "view":
-            per_subject.setdefault(frame.subject, []).append(frame.body["version"])
-    for versions in per_subject.values():
+            per_recipient.setdefault(frame.seat, []).append(frame.body["version"])
+    assert set(per_recipient) >= {0, 1, 2}
+    for versions in per_recipient.values():
         assert versions == list(range(1, version + 1))
+    assert feed.messages == version  # and one message per version
     await feed.close()
 
 

@@ -53,7 +53,7 @@ class InstantLobby(PresenceReporter):
         assert self.hub is not None
         feed = self.hub.feed(table_id)
         events = subjects.table_events(table_id)
-        self.subscribed_when_told.append(feed is not None and events in feed._subscriptions)
+        self.subscribed_when_told.append(feed is not None and feed.subscribed)
         if user_ids:
             frame = w.TableChanged(table=_table(table_id, 2, "connected"))
             self.published.append(asyncio.create_task(self._publish(events, _encode(frame))))
