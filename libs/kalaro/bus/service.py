@@ -72,8 +72,11 @@ def _is_outage(exc: BaseException) -> bool:
 class Service:
     """A named set of endpoints served on the queue group ``name``."""
 
-    def __init__(self, name: str, *, max_in_flight: int = 512) -> None:
+    def __init__(self, name: str, *, max_in_flight: int = 512, queue: bool = True) -> None:
         self.name = name
+        # queue=False: every subscriber gets every request (an engine partition's owner
+        # is alone on its subjects; a paused former owner must not take requests away).
+        self._queue = name if queue else ""
         self._routes: list[_Route[Any]] = []
         self._subscriptions: list[Subscription] = []
         self._in_flight: set[asyncio.Task[None]] = set()
@@ -114,7 +117,7 @@ class Service:
     async def start(self, nc: NATS) -> None:
         self._nc = nc
         for route in self._routes:
-            sub = await nc.subscribe(route.subject, queue=self.name, cb=self._dispatcher(route))
+            sub = await nc.subscribe(route.subject, queue=self._queue, cb=self._dispatcher(route))
             self._subscriptions.append(sub)
         await nc.flush()
         log.info("%s serving %s", self.name, ", ".join(self.subjects))
