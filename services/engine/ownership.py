@@ -26,7 +26,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
+import socket
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -96,7 +98,9 @@ Handler = Callable[[int], Coroutine[Any, Any, None]]
 
 
 def new_replica_id() -> str:
-    return secrets.token_hex(6)
+    """``<host>-<pid>-<random>``: an operator (or a test) sees which process it is; the
+    random part keeps a restarted process with a reused pid apart."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 def token_of(fence: Fence) -> int:
