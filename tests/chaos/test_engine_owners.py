@@ -30,8 +30,8 @@ from tests.integration.engine.owners_helpers import (
 )
 
 LONG = os.environ.get("KALARO_CHAOS", "").lower() == "long"
-ROUNDS = 12
-TABLES = 6
+ROUNDS = 40
+TABLES = 8
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +78,14 @@ async def test_engine_ownership_under_rounds_of_faults(
             await play(3)
             live = sorted(engines.running)
             fault = rng.choice(["kill", "pause", "up", "down"] if len(live) > 1 else ["up"])
-            victim = rng.choice(live)
-            print(f"[owners] round {round_no}: {fault} {victim} of {live}")
+            victim = rng.choice(live) if fault != "up" else next(names)
+            print(f"[owners] round {round_no}: {fault} {victim}, live {live}")
             if fault == "kill":
                 engines.kill(victim)
             elif fault == "down":
                 engines.stop(victim)
             elif fault == "up":
-                engines.start(next(names))
+                engines.start(victim)
             else:
                 pid = engines.pid(victim)
                 engines.signal(victim, signal.SIGSTOP)
