@@ -81,8 +81,7 @@ _FENCED = -4
 
 
 class Fenced(Exception):
-    """A write refused because the writer no longer owns the table's partition (its
-    lease expired, or another replica took it over): nothing was written."""
+    """A write refused: the writer's lease on the table's partition is gone."""
 
     def __init__(self, table_id: str) -> None:
         super().__init__(f"table {table_id}: this replica's lease on it is gone")
@@ -90,8 +89,7 @@ class Fenced(Exception):
 
 
 class Fence(NamedTuple):
-    """What a write is fenced by: the partition's lease key, and the value the writer
-    put there when it acquired it (its fencing token)."""
+    """A partition's lease key and the value (fencing token) its owner put there."""
 
     key: str
     value: str

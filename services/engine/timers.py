@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from kalaro.bus import ServiceError
 from kalaro.bus.jetstream import ensure_stream
@@ -46,6 +48,10 @@ class NotOwner(ServiceError):
         )
 
 
+#: A request handler of the worker's (request in, reply out).
+Handler = Callable[[Any], Awaitable[Any]]
+
+
 class TimerLoop(HandWriter):
     """Due timers and the outcome sweeper (a base of
     :class:`~services.engine.worker.EngineWorker`)."""
@@ -67,6 +73,19 @@ class TimerLoop(HandWriter):
         if fence is None:
             raise NotOwner(table_id)
         return fence
+
+    def _guarded(self, handler: Handler) -> Handler:
+        """``handler`` answering a fenced-off write as "not the owner": the partition is
+        dropped, nothing was written, and the caller may retry at the new owner."""
+
+        async def handle(msg: Any) -> Any:
+            try:
+                return await handler(msg)
+            except Fenced as exc:
+                self._fenced_off(exc.table_id)
+                raise NotOwner(exc.table_id) from None
+
+        return handle
 
     def _fenced_off(self, table_id: str) -> None:
         """A write to ``table_id`` was refused by its lease: this replica drops the

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Literal
 
 from msgspec.structs import replace
@@ -56,10 +56,10 @@ from kalaro.settings import Settings
 from services.engine.hand import Slot, hand_record
 from services.engine.outcomes import OUTCOME_GRACE_MS, RecordNotPublished
 from services.engine.ownership import LEASE_MS, Ownership
-from services.engine.slots import Fenced, SlotStore, StaleVersion, deadline_member
+from services.engine.slots import SlotStore, StaleVersion, deadline_member
 from services.engine.step import Steps, seat_of
 from services.engine.stored import stored_record
-from services.engine.timers import SWEEP_SECONDS, TICK_SECONDS, NotOwner, TimerLoop
+from services.engine.timers import SWEEP_SECONDS, TICK_SECONDS, Handler, TimerLoop
 
 log = logging.getLogger("kalaro.engine")
 
@@ -369,7 +369,11 @@ class EngineWorker(TimerLoop):
         take requests away from the new one (it answers late, and is fenced)."""
         service = Service(f"engine-{self.game}", queue=False)
         for endpoint, handler in self._table_routes():
-            service.add(endpoints.at_partition(endpoint, partition), self._guarded(handler))
+            service.add(
+                endpoints.at_partition(endpoint, partition),
+                self._guarded(handler),
+                label=endpoint.subject,
+            )
         await service.start(self._nc)
         self._partitions[partition] = service
 
@@ -382,17 +386,5 @@ class EngineWorker(TimerLoop):
         for table_id in [t for t in self._known if subjects.partition_of(t) == partition]:
             del self._known[table_id]
 
-    def _guarded(self, handler: Handler) -> Handler:
-        async def handle(msg: Any) -> Any:
-            try:
-                return await handler(msg)
-            except Fenced as exc:  # our lease is gone: nothing was written
-                self._fenced_off(exc.table_id)
-                raise NotOwner(exc.table_id) from None
-
-        return handle
-
-
-Handler = Callable[[Any], Awaitable[Any]]
 
 __all__ = ["EngineWorker", "wall_clock_ms"]

@@ -51,6 +51,7 @@ class _Route(Generic[Req]):
     subject: str
     request_type: type[Req]
     handler: Callable[[Req], Awaitable[msgspec.Struct]]
+    label: str  # the subject as metrics name it
 
 
 def _is_outage(exc: BaseException) -> bool:
@@ -92,7 +93,11 @@ class Service:
 
     @overload
     def add(
-        self, endpoint: Endpoint[Req, Rep], handler: Callable[[Req], Awaitable[Rep]]
+        self,
+        endpoint: Endpoint[Req, Rep],
+        handler: Callable[[Req], Awaitable[Rep]],
+        *,
+        label: str = "",
     ) -> None: ...
 
     @overload
@@ -103,16 +108,21 @@ class Service:
         legacy_handler: Callable[[Req], Awaitable[msgspec.Struct]],
     ) -> None: ...
 
-    def add(self, endpoint: Any, handler: Any, legacy_handler: Any = None) -> None:
+    def add(
+        self, endpoint: Any, handler: Any, legacy_handler: Any = None, *, label: str = ""
+    ) -> None:
         """Serve ``endpoint`` with ``handler`` (its request type in, its reply type out).
+        ``label``: the subject metrics name instead (one for all of an engine's
+        partitions, not one series per partition).
 
         The older form ``add(subject, request_type, handler)`` still works, for
         contracts not yet declared in :mod:`kalaro.proto.endpoints`.
         """
         if isinstance(endpoint, Endpoint):
-            self._routes.append(_Route(endpoint.subject, endpoint.request, handler))
+            route = _Route(endpoint.subject, endpoint.request, handler, label or endpoint.subject)
         else:
-            self._routes.append(_Route(endpoint, handler, legacy_handler))
+            route = _Route(endpoint, handler, legacy_handler, endpoint)
+        self._routes.append(route)
 
     async def start(self, nc: NATS) -> None:
         self._nc = nc
@@ -179,7 +189,7 @@ class Service:
             log.exception("%s: unhandled error on %s", self.name, endpoint.subject)
             await self._respond_error(msg, codes.INTERNAL, "internal error")
         finally:
-            subject = endpoint.subject
+            subject = endpoint.label
             counter = self._counted.get((subject, outcome))
             if counter is None:
                 counter = self._counted[subject, outcome] = REQUESTS.labels(
