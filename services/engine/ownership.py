@@ -51,9 +51,11 @@ TAKEOVERS = Counter(
     ["game"],
 )
 
-# KEYS: the live replicas' sorted set, then the lease of each partition held.
-# ARGV: this replica, lease ms, then the value held in each of those leases.
-# Answers {live replicas, indexes (1-based) of the leases no longer held}.
+# KEYS: the live replicas' sorted set, then of each partition held its lease and its
+# acquisitions counter. ARGV: this replica, lease ms, then the value held in each lease.
+# A lease that lapsed (this replica paused, Redis slow) with nobody acquiring the
+# partition since (the counter still at our token) is taken back as it was: nobody
+# else can have written. Answers {live replicas, indexes (1-based) of leases lost}.
 # Times are Redis's own clock (TIME), so replicas' clocks may disagree.
 _BEAT = """
 local t = redis.call('TIME')
@@ -62,11 +64,15 @@ redis.call('ZADD', KEYS[1], now + ARGV[2], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[2] * 10)
 local lost = {}
-for i = 2, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[i + 1] then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+for i = 1, (#KEYS - 1) / 2 do
+  local lease, value = KEYS[2 * i], ARGV[i + 2]
+  local held = redis.call('GET', lease)
+  if held == value then
+    redis.call('PEXPIRE', lease, ARGV[2])
+  elseif not held and redis.call('GET', KEYS[2 * i + 1]) == value:match(':(%d+)$') then
+    redis.call('SET', lease, value, 'PX', ARGV[2])
   else
-    table.insert(lost, i - 1)
+    table.insert(lost, i)
   end
 end
 return {redis.call('ZRANGE', KEYS[1], 0, -1), lost}
@@ -159,7 +165,7 @@ class Ownership:
         async with self._lock:
             held = list(self.held.items())
             live, lost = await self._beat(
-                keys=[self.members_key, *(fence.key for _, fence in held)],
+                keys=[self.members_key, *(k for _, f in held for k in (f.key, f.counter))],
                 args=[self.replica, self.lease_ms, *(fence.value for _, fence in held)],
             )
             for index in lost:
@@ -174,13 +180,11 @@ class Ownership:
             self._gauge.set(len(self.held))
 
     async def _take(self, partition: int) -> None:
-        key = self.lease_key(partition)
-        value = await self._acquire(
-            keys=[key, f"{self._token_prefix}{partition}"], args=[self.replica, self.lease_ms]
-        )
+        key, counter = self.lease_key(partition), f"{self._token_prefix}{partition}"
+        value = await self._acquire(keys=[key, counter], args=[self.replica, self.lease_ms])
         if value is None:
             return  # still held: its owner gives it back, or its lease runs out
-        fence = Fence(key, value.decode() if isinstance(value, bytes) else str(value))
+        fence = Fence(key, value.decode() if isinstance(value, bytes) else str(value), counter)
         self.held[partition] = fence
         token = token_of(fence)
         if token > 1:

@@ -89,10 +89,13 @@ class Fenced(Exception):
 
 
 class Fence(NamedTuple):
-    """A partition's lease key and the value (fencing token) its owner put there."""
+    """A partition's lease key, the value its owner put there (``<replica>:<token>``)
+    and the key counting its acquisitions. The writer owns the partition while the
+    lease holds that value, or has lapsed with the counter still at its token."""
 
     key: str
     value: str
+    counter: str
 
 
 class Written(NamedTuple):
@@ -121,7 +124,7 @@ def _parse_log_entry(entry: bytes) -> tuple[int, bytes]:
 
 
 # KEYS: slot, log, deadlines, outcomes, the table's audience mark ('' none), the
-# partition's ownership lease ('' unfenced).
+# partition's lease and acquisitions counter ('' '': unfenced; see Fence).
 # Answers -1 when written, -3 if the audience mark exists (read after the write, in the
 # same atomic step: see the engine's _publish_views); -4 when the lease does not hold
 # the writer's fencing token (it is not the owner any more); -2 (another hand's), or
@@ -132,8 +135,11 @@ def _parse_log_entry(entry: bytes) -> tuple[int, bytes]:
 #       outcome op ('add'/'del'/''), outcome member, outcome score, the lease value the
 #       writer holds, then the log entries to append.
 _WRITE = """
-if KEYS[6] ~= '' and redis.call('GET', KEYS[6]) ~= ARGV[12] then
-  return -4
+if KEYS[6] ~= '' then
+  local held = redis.call('GET', KEYS[6])
+  if held ~= ARGV[12] and (held or redis.call('GET', KEYS[7]) ~= ARGV[12]:match(':(%d+)$')) then
+    return -4
+  end
 end
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
@@ -300,14 +306,8 @@ class SlotStore:
         more; then nothing at all was changed, deadlines and outcomes included.
         """
         table_id, hand_id = slot.table_id, slot.hand_id
-        keys = [
-            self.key(table_id),
-            self.log_key(table_id),
-            self.deadlines_key,
-            self.outcomes_key,
-            watch_key,
-            fence.key if fence is not None else "",
-        ]
+        keys = [self.key(table_id), self.log_key(table_id), self.deadlines_key, self.outcomes_key]
+        keys += [watch_key, *((fence.key, fence.counter) if fence is not None else ("", ""))]
         member, score = add_deadline if add_deadline is not None else ("", 0)
         progress = _progress_of(slot)
         outcome_args = [outcome, outcome_member(table_id, hand_id), outcome_due_ms]

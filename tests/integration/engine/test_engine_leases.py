@@ -123,3 +123,21 @@ async def test_a_fenced_write_drops_just_that_partition_at_once(
     a.own.lose(3, fence)  # a second refusal of the same lease changes nothing
     assert a.released == [3]
     await a.own.stop()
+
+
+async def test_a_lapsed_lease_nobody_took_is_still_the_owners(
+    redis: RedisLink, unique: str
+) -> None:
+    """Paused past its lease with no other replica to take over (a lone engine, a slow
+    Redis): nobody can have written, so its writes and its partitions stand."""
+    store = SlotStore(redis, "tongits", unique)
+    alone = Replica(redis, unique, "alone", 300)
+    await alone.own.tick()
+    fence = alone.own.held[5]
+    await asyncio.sleep(0.5)
+    assert await redis.get(fence.key) is None  # lapsed
+    slot = Slot(table_id=f"{unique}-t", hand_id=f"{unique}-h", game="tongits", status="cancelled")
+    assert (await store.save(slot, 0, fence=fence)).version == 1  # nobody acquired since
+    await alone.own.tick()
+    assert alone.own.held[5] == fence and alone.released == []
+    assert (await redis.get(fence.key)).decode() == fence.value  # taken back as it was
