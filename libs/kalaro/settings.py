@@ -87,6 +87,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # loopback by default; 0.0.0.0 in a container, so probes and Prometheus reach it.
     health_port: int = -1
     health_host: str = "127.0.0.1"
+    # Engine replicas own partitions of a game's tables by a lease in Redis, renewed five
+    # times a lease: a dead replica's tables move within about this long plus a fifth.
+    engine_lease_ms: int = 1500
     # Auth
     jwt_private_key_file: str = "var/keys/jwt-ed25519.pem"
     jwt_issuer: str = "kalaro"

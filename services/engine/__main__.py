@@ -1,8 +1,9 @@
 """``python -m services.engine --game tongits``: serve one game's hands until SIGTERM.
 
-The game comes from ``--game`` or ``KALARO_GAME``. Every replica of a game joins the
-queue group ``engine-<game>`` and runs the timer loop and outcome sweeper; replicas
-share nothing but Redis, so run as many as the load needs.
+The game comes from ``--game`` or ``KALARO_GAME``. Replicas of a game split its tables
+between them by partition (services/engine/ownership.py): each owns the partitions
+it holds a lease on, serves their requests and runs their timers; they share nothing
+but Redis, so run as many as the load needs, and stop or add them at will.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ async def run(game: str) -> None:
     redis = connect_redis(settings.redis_url, settings)
     try:
         nc = await connect(settings.nats_url, f"engine-{game}")
-        worker = EngineWorker(game, nc, redis, settings=settings)
+        worker = EngineWorker(
+            game, nc, redis, settings=settings, owned=True, lease_ms=settings.engine_lease_ms
+        )
         counting = asyncio.create_task(count_active_hands(game, redis, worker.slots.deadlines_key))
         # The timer loop starts after the endpoints and stops before NATS drains.
         await serve(

@@ -76,6 +76,26 @@ _json_encode = msgspec.json.Encoder().encode
 _OTHER_HAND = -2
 #: A write that took is answered -1, or -3 when the audience mark existed.
 _WATCHED = -3
+#: What the write script answers when the writer's ownership lease is gone.
+_FENCED = -4
+
+
+class Fenced(Exception):
+    """A write refused: the writer's lease on the table's partition is gone."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(f"table {table_id}: this replica's lease on it is gone")
+        self.table_id = table_id
+
+
+class Fence(NamedTuple):
+    """A partition's lease key, the value its owner put there (``<replica>:<token>``)
+    and the key counting its acquisitions. The writer owns the partition while the
+    lease holds that value, or has lapsed with the counter still at its token."""
+
+    key: str
+    value: str
+    counter: str
 
 
 class Written(NamedTuple):
@@ -103,16 +123,24 @@ def _parse_log_entry(entry: bytes) -> tuple[int, bytes]:
     return int(seat), action
 
 
-# KEYS: slot, log, deadlines, outcomes, and optionally the table's audience mark.
+# KEYS: slot, log, deadlines, outcomes, the table's audience mark ('' none), the
+# partition's lease and acquisitions counter ('' '': unfenced; see Fence).
 # Answers -1 when written, -3 if the audience mark exists (read after the write, in the
-# same atomic step: see the engine's _publish_views); -2 (another hand's), or the
-# current version (someone wrote first).
+# same atomic step: see the engine's _publish_views); -4 when the lease does not hold
+# the writer's fencing token (it is not the owner any more); -2 (another hand's), or
+# the current version (someone wrote first).
 # ARGV: expected version, hand id, progress, deal ('': the stored one, which must be
 #       this hand's, else -2; given: the log starts again), ttl ms (0: persist),
 #       deadline member to drop ('' none), deadline member to add ('' none), its score,
-#       outcome op ('add'/'del'/''), outcome member, outcome score, then the log
-#       entries to append.
+#       outcome op ('add'/'del'/''), outcome member, outcome score, the lease value the
+#       writer holds, then the log entries to append.
 _WRITE = """
+if KEYS[6] ~= '' then
+  local held = redis.call('GET', KEYS[6])
+  if held ~= ARGV[12] and (held or redis.call('GET', KEYS[7]) ~= ARGV[12]:match(':(%d+)$')) then
+    return -4
+  end
+end
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
   return current
@@ -126,8 +154,8 @@ else
   redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'h', ARGV[2], 'd', ARGV[3], 'f', ARGV[4])
   redis.call('DEL', KEYS[2])
 end
-if #ARGV > 11 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 12))
+if #ARGV > 12 then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 13))
 end
 for i = 1, 2 do
   if tonumber(ARGV[5]) > 0 then
@@ -147,7 +175,7 @@ if ARGV[9] == 'add' then
 elseif ARGV[9] == 'del' then
   redis.call('ZREM', KEYS[4], ARGV[10])
 end
-if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+if KEYS[5] ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then
   return -3
 end
 return -1
@@ -262,6 +290,7 @@ class SlotStore:
         outcome_due_ms: int = 0,
         ttl_ms: int = 0,
         watch_key: str = "",
+        fence: Fence | None = None,
     ) -> Written:
         """Write ``slot`` if it is still at ``expected``. One EVALSHA, two when the stored
         fixed part turns out to be another hand's. With ``watch_key`` (a table's audience
@@ -272,13 +301,13 @@ class SlotStore:
         action yet, or whose stored fixed part is another hand's (the script says so),
         is written whole: fixed part and log.
 
-        Raises :class:`~kalaro.bus.store.StaleVersion` if someone wrote first; then
-        nothing at all was changed, deadlines and outcomes included.
+        Raises :class:`~kalaro.bus.store.StaleVersion` if someone wrote first, and
+        :class:`Fenced` if ``fence`` is given and its lease does not hold its value any
+        more; then nothing at all was changed, deadlines and outcomes included.
         """
         table_id, hand_id = slot.table_id, slot.hand_id
         keys = [self.key(table_id), self.log_key(table_id), self.deadlines_key, self.outcomes_key]
-        if watch_key:
-            keys.append(watch_key)
+        keys += [watch_key, *((fence.key, fence.counter) if fence is not None else ("", ""))]
         member, score = add_deadline if add_deadline is not None else ("", 0)
         progress = _progress_of(slot)
         outcome_args = [outcome, outcome_member(table_id, hand_id), outcome_due_ms]
@@ -286,12 +315,15 @@ class SlotStore:
         async def write(whole: bool) -> int:
             deal, log = (_deal_of(slot), slot.actions) if whole else (b"", appended)
             args = [expected, hand_id, progress, deal, ttl_ms, drop_deadline, member, score]
-            args += outcome_args + [_log_entry(seat, action) for seat, action in log]
+            args += [*outcome_args, fence.value if fence is not None else ""]
+            args += [_log_entry(seat, action) for seat, action in log]
             return int(await self._write(keys=keys, args=args))
 
         current = await write(whole=not slot.actions)
         if current == _OTHER_HAND:
             current = await write(whole=True)
+        if current == _FENCED:
+            raise Fenced(table_id)
         if current >= 0:
             raise StaleVersion(table_id, expected, current)
         return Written(expected + 1, watched=current == _WATCHED)
@@ -357,6 +389,8 @@ class SlotStore:
 
 __all__ = [
     "DONE_SLOT_TTL_MS",
+    "Fence",
+    "Fenced",
     "SlotStore",
     "StaleVersion",
     "deadline_member",

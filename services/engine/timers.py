@@ -3,9 +3,11 @@
 Timers (Tongits' Fight/Fold window, Mahjong's call window) are deadlines in a Redis
 sorted set, written in the same atomic step as the state that opened them. Every
 replica polls the set and *leases* what is due, so a worker that dies mid-timeout
-loses nothing: the lease runs out and another replica applies it. A due deadline whose
-version is not the slot's any more is stale (someone acted) and is dropped. The
-sweeper does the same for finished hands whose outcome is still pending.
+loses nothing: the lease runs out and another replica applies it. With ownership
+(:mod:`services.engine.ownership`) only the table's owner applies it: another replica
+that claims it gives it straight back, due at once, and the owner's next tick takes it.
+A due deadline whose version is not the slot's any more is stale (someone acted) and
+is dropped. The sweeper does the same for finished hands whose outcome is still pending.
 """
 
 from __future__ import annotations
@@ -13,12 +15,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from kalaro.bus import ServiceError
 from kalaro.bus.jetstream import ensure_stream
+from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.settings import Settings
 from services.engine.hand import Slot
-from services.engine.slots import StaleVersion, parse_deadline, parse_outcome
+from services.engine.ownership import Ownership
+from services.engine.slots import Fence, Fenced, StaleVersion, parse_deadline, parse_outcome
 from services.engine.writer import HandWriter
 
 log = logging.getLogger("kalaro.engine")
@@ -32,6 +39,19 @@ TICK_SECONDS = 0.1
 SWEEP_SECONDS = 3.0
 
 
+class NotOwner(ServiceError):
+    """A request or timer for a table whose partition this replica does not own."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(
+            codes.UNAVAILABLE, f"table {table_id} is moving to another engine replica; retry"
+        )
+
+
+#: A request handler of the worker's (request in, reply out).
+Handler = Callable[[Any], Awaitable[Any]]
+
+
 class TimerLoop(HandWriter):
     """Due timers and the outcome sweeper (a base of
     :class:`~services.engine.worker.EngineWorker`)."""
@@ -40,6 +60,41 @@ class TimerLoop(HandWriter):
     _tick: float
     _sweep_every: float
     _task: asyncio.Task[None] | None
+    #: None: no ownership, any replica writes any table (the version's compare-and-set
+    #: keeps that safe); tests' workers run so.
+    ownership: Ownership | None
+
+    def _fence_of(self, table_id: str) -> Fence | None:
+        """What a write to ``table_id`` is fenced by (None: unfenced, no ownership).
+        Raises :class:`NotOwner` when another replica owns it."""
+        if self.ownership is None:
+            return None
+        fence = self.ownership.fence(subjects.partition_of(table_id))
+        if fence is None:
+            raise NotOwner(table_id)
+        return fence
+
+    def _guarded(self, handler: Handler) -> Handler:
+        """``handler`` answering a fenced-off write as "not the owner": the partition is
+        dropped, nothing was written, and the caller may retry at the new owner."""
+
+        async def handle(msg: Any) -> Any:
+            try:
+                return await handler(msg)
+            except Fenced as exc:
+                self._fenced_off(exc.table_id)
+                raise NotOwner(exc.table_id) from None
+
+        return handle
+
+    def _fenced_off(self, table_id: str) -> None:
+        """A write to ``table_id`` was refused by its lease: this replica drops the
+        partition (unsubscribes, forgets its tables) and its next tick sorts it out."""
+        if self.ownership is not None:
+            partition = subjects.partition_of(table_id)
+            fence = self.ownership.fence(partition)
+            if fence is not None:
+                self.ownership.lose(partition, fence)
 
     async def claim_due_timers(self) -> list[str]:
         """Lease the deadlines due now (what ``fire_due_timers`` does first)."""
@@ -58,6 +113,7 @@ class TimerLoop(HandWriter):
         table_id, hand_id, version = parse_deadline(member)
         applied = False
         try:
+            fence = self._fence_of(table_id)
             current, slot = await self.slots.load(table_id)
             if (
                 slot is not None
@@ -65,9 +121,15 @@ class TimerLoop(HandWriter):
                 and current == version
                 and slot.status == "playing"
             ):
-                applied = await self._time_out(slot, current)
+                applied = await self._time_out(slot, current, fence)
         except StaleVersion:
             pass  # someone acted first: this deadline is stale
+        except (NotOwner, Fenced) as exc:
+            if isinstance(exc, Fenced):
+                self._fenced_off(table_id)
+            # Not ours: due again at once, for the owner's next tick.
+            await self.slots.due_again(self.slots.deadlines_key, member, self.now_ms())
+            return False
         except Exception:
             # Leave the lease to run out: another try (here or elsewhere) comes later.
             log.exception("timer %s failed", member)
@@ -75,13 +137,13 @@ class TimerLoop(HandWriter):
         await self.slots.release(self.slots.deadlines_key, member)
         return applied
 
-    async def _time_out(self, slot: Slot, version: int) -> bool:
+    async def _time_out(self, slot: Slot, version: int, fence: Fence | None) -> bool:
         """Time out every seat the window still waits on, in one write."""
         now = self.now_ms()
         stepped = self.steps.time_out(slot, version, now)
         if stepped is None:
             return False
-        await self._commit(stepped, version, now, was_timed=True)
+        await self._commit(stepped, version, now, was_timed=True, fence=fence)
         return True
 
     async def sweep_outcomes(self) -> int:
@@ -123,6 +185,8 @@ class TimerLoop(HandWriter):
         except Exception:
             log.warning("engine %s: first sweep failed; the loop retries", self.game, exc_info=True)
         self._stopping = False
+        if self.ownership is not None:
+            self.ownership.start()
         self._task = asyncio.create_task(self._background(), name=f"engine-{self.game}-timers")
 
     async def stop(self) -> None:
@@ -130,6 +194,8 @@ class TimerLoop(HandWriter):
         # swallow a cancellation that lands as its future completes, and the loop then
         # ran on, so SIGTERM left the worker hanging until it was killed.
         self._stopping = True
+        if self.ownership is not None:
+            await self.ownership.stop()  # give every partition back: others take over now
         for task in (self._task, *self._retries):
             if task is not None:
                 task.cancel()

@@ -13,6 +13,12 @@ loop and outcome sweeper (:mod:`~services.engine.timers`), and here the request
 handlers. Redis (:mod:`~services.engine.slots`) is the only truth: a replica keeps
 nothing another one needs. The clock is one injected callable (``now_ms``) so tests
 can drive time.
+
+With ``owned=True`` (what ``python -m services.engine`` runs) a replica serves a
+table's requests only while it owns the table's partition
+(:mod:`~services.engine.ownership`): on ``engine.<game>.<request>.<partition>``, each
+write fenced by its lease; the plain ``engine.<game>.<request>`` subjects forward to the
+owner. Without it (tests' workers) every replica serves every partition.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ from typing import Any, Literal
 from msgspec.structs import replace
 from nats.aio.client import Client as NATS
 
-from kalaro.bus import Service, ServiceError
+from kalaro.bus import Service, ServiceError, request
 from kalaro.games.base import IllegalAction
-from kalaro.proto import endpoints
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto.engine import (
     Act,
@@ -49,16 +55,20 @@ from kalaro.records import summary
 from kalaro.settings import Settings
 from services.engine.hand import Slot, hand_record
 from services.engine.outcomes import OUTCOME_GRACE_MS, RecordNotPublished
+from services.engine.ownership import LEASE_MS, Ownership
 from services.engine.slots import SlotStore, StaleVersion, deadline_member
 from services.engine.step import Steps, seat_of
 from services.engine.stored import stored_record
-from services.engine.timers import SWEEP_SECONDS, TICK_SECONDS, TimerLoop
+from services.engine.timers import SWEEP_SECONDS, TICK_SECONDS, Handler, TimerLoop
 
 log = logging.getLogger("kalaro.engine")
 
 #: How long a StartHand waits for the previous hand's outcome to be published (a NATS
 #: leader election takes up to ~6 s), within the lobby's 10 s wait for the engine.
 START_WAIT_SECONDS = 7.0
+#: How long a request forwarded to a table's owner may take (a StartHand waits up to
+#: START_WAIT_SECONDS).
+FORWARD_TIMEOUT_SECONDS = START_WAIT_SECONDS + 3.0
 #: The most hands one page of a player's hand history may ask for.
 MAX_MY_HANDS = 100
 
@@ -91,6 +101,8 @@ class EngineWorker(TimerLoop):
         sweep_seconds: float = SWEEP_SECONDS,
         settings: Settings | None = None,
         audience: Literal["watched", "always"] = "watched",
+        owned: bool = False,
+        lease_ms: int = LEASE_MS,
     ) -> None:
         self.game = game
         # "watched": the audience view only while a gateway marks the table as watched
@@ -109,12 +121,26 @@ class EngineWorker(TimerLoop):
         self._stopping = False
         self._known = {}
         self._retries = set()
+        self._partitions: dict[int, Service] = {}
+        self.ownership = (
+            Ownership(
+                redis,
+                game,
+                on_acquired=self._serve_partition,
+                on_released=self._leave_partition,
+                namespace=namespace,
+                lease_ms=lease_ms,
+            )
+            if owned
+            else None
+        )
 
     # --- requests ---------------------------------------------------------------------
 
     async def start_hand(self, msg: StartHand) -> HandStarted:
         """Deal a new hand at the table; a repeat of the same hand id changes nothing."""
         fresh, state = self.steps.deal(msg)
+        fence = self._fence_of(msg.table_id)
         for _ in range(8):
             version, slot = await self.slots.load(msg.table_id)
             if slot is not None:
@@ -135,7 +161,9 @@ class EngineWorker(TimerLoop):
             now = self.now_ms()
             stepped = self.steps.advance(fresh, version, state, [], (), now)
             try:
-                new_version = await self._commit(stepped, version, now, was_timed=False)
+                new_version = await self._commit(
+                    stepped, version, now, was_timed=False, fence=fence
+                )
             except StaleVersion:
                 continue  # a racing StartHand (or the previous hand's marking) went first
             return HandStarted(hand_id=msg.hand_id, version=new_version)
@@ -143,6 +171,7 @@ class EngineWorker(TimerLoop):
 
     async def act(self, msg: Act) -> Acted:
         """Apply one player's move made against ``msg.version``; nothing changes on error."""
+        fence = self._fence_of(msg.table_id)
         known = self._known.get(msg.table_id)
         if known is not None and known[0] == msg.version:
             version, slot, state = known  # the write below still checks the version in Redis
@@ -162,7 +191,9 @@ class EngineWorker(TimerLoop):
             raise ServiceError(exc.code, exc.message) from None
         was_timed = slot.deadline_ms is not None
         try:
-            new_version = await self._commit(stepped, version, now, was_timed=was_timed)
+            new_version = await self._commit(
+                stepped, version, now, was_timed=was_timed, fence=fence
+            )
         except StaleVersion as exc:
             self._known.pop(msg.table_id, None)
             raise _stale(msg.version, exc.current) from None
@@ -228,6 +259,7 @@ class EngineWorker(TimerLoop):
         ``voided=False`` means the hand finished and is being settled. A ``conflict``
         means the table is busy with another hand: ask again later.
         """
+        fence = self._fence_of(msg.table_id)
         for _ in range(8):
             version, slot = await self.slots.load(msg.table_id)
             if slot is None or slot.hand_id != msg.hand_id:
@@ -268,6 +300,7 @@ class EngineWorker(TimerLoop):
                         drop_deadline=drop,
                         outcome="add",
                         outcome_due_ms=self.now_ms() + OUTCOME_GRACE_MS,
+                        fence=fence,
                     )
                 ).version
             except StaleVersion:
@@ -294,17 +327,64 @@ class EngineWorker(TimerLoop):
             return None
         return None if record is None else HandCancelled(hand_id=hand_id, voided=record.voided)
 
+    # --- routing: who serves which subject -----------------------------------------
+
+    def _table_routes(self) -> list[tuple[endpoints.Endpoint[Any, Any], Handler]]:
+        """The requests about one table: served by its partition's owner."""
+        game = self.game
+        return [
+            (endpoints.engine_start(game), self.start_hand),
+            (endpoints.engine_act(game), self.act),
+            (endpoints.engine_view(game), self.get_view),
+            (endpoints.engine_cancel(game), self.cancel),
+            (endpoints.engine_outcome(game), self.outcome),
+        ]
+
     def build_service(self) -> Service:
-        """The worker's endpoints on the queue group ``engine-<game>``."""
+        """The worker's endpoints on the queue group ``engine-<game>``. With ownership
+        the per-table ones forward to the owner (one hop more, for callers that do not
+        route themselves); without, this replica serves every partition's subjects."""
         service = Service(f"engine-{self.game}")
-        service.add(endpoints.engine_start(self.game), self.start_hand)
-        service.add(endpoints.engine_act(self.game), self.act)
-        service.add(endpoints.engine_view(self.game), self.get_view)
-        service.add(endpoints.engine_cancel(self.game), self.cancel)
+        for endpoint, handler in self._table_routes():
+            if self.ownership is not None:
+                service.add(endpoint, self._forwarder(endpoint))
+            else:
+                service.add(endpoint, handler)
+                service.add(endpoints.at_partition(endpoint, "*"), handler)
         service.add(endpoints.engine_record(self.game), self.get_record)
-        service.add(endpoints.engine_outcome(self.game), self.outcome)
         service.add(endpoints.engine_my_hands(self.game), self.my_hands)
         return service
+
+    def _forwarder(self, endpoint: endpoints.Endpoint[Any, Any]) -> Handler:
+        async def forward(msg: Any) -> Any:
+            # A refusal comes back as a RemoteError, answered with the owner's code.
+            owner = endpoints.to_owner(endpoint, msg.table_id)
+            return await request(self._nc, owner, msg, timeout=FORWARD_TIMEOUT_SECONDS)
+
+        return forward
+
+    async def _serve_partition(self, partition: int) -> None:
+        """Subscribe to the partition's subjects (its lease is ours). No queue group: a
+        former owner paused past its lease still holds its subscription, and must not
+        take requests away from the new one (it answers late, and is fenced)."""
+        service = Service(f"engine-{self.game}", queue=False)
+        for endpoint, handler in self._table_routes():
+            service.add(
+                endpoints.at_partition(endpoint, partition),
+                self._guarded(handler),
+                label=endpoint.subject,
+            )
+        await service.start(self._nc)
+        self._partitions[partition] = service
+
+    async def _leave_partition(self, partition: int) -> None:
+        """Unsubscribe (letting requests in flight finish) and forget its tables: a
+        next owner may move them on, so nothing cached here may be trusted again."""
+        service = self._partitions.pop(partition, None)
+        if service is not None:
+            await service.stop(timeout=2.0)
+        for table_id in [t for t in self._known if subjects.partition_of(t) == partition]:
+            del self._known[table_id]
 
 
 __all__ = ["EngineWorker", "wall_clock_ms"]

@@ -20,7 +20,7 @@ from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from services.engine.hand import Slot
 from services.engine.outcomes import OUTCOME_GRACE_MS, OutcomePublisher
-from services.engine.slots import deadline_member
+from services.engine.slots import Fence, deadline_member
 from services.engine.step import Stepped
 
 log = logging.getLogger("kalaro.engine")
@@ -39,10 +39,13 @@ class HandWriter(OutcomePublisher):
     # table id -> (version, slot, decoded state) as this worker last wrote it
     _known: dict[str, tuple[int, Slot, Any]]
 
-    async def _commit(self, stepped: Stepped, version: int, now: int, *, was_timed: bool) -> int:
+    async def _commit(
+        self, stepped: Stepped, version: int, now: int, *, was_timed: bool, fence: Fence | None
+    ) -> int:
         """Write ``stepped`` over the slot at ``version`` (compare-and-set), then publish
         what changed; the new version. Raises ``StaleVersion`` (nothing written, nothing
-        sent) if someone wrote first. ``was_timed``: the slot at ``version`` had a
+        sent) if someone wrote first, ``Fenced`` if ``fence`` (the table's ownership
+        lease) is not ours any more. ``was_timed``: the slot at ``version`` had a
         deadline, which this write drops."""
         new, new_version = stepped.slot, stepped.version
         table_id, hand_id = new.table_id, new.hand_id
@@ -64,6 +67,7 @@ class HandWriter(OutcomePublisher):
                 if self._audience_always
                 else self._audience_prefix + subjects.table_audience_key(table_id)
             ),
+            fence=fence,
         )
         self._remember(table_id, new_version, new, stepped.state)
         await self._publish_views(stepped, self._audience_always or written.watched)

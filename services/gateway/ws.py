@@ -259,7 +259,9 @@ class Session:
             table_id=table_id, user_id=self.conn.user_id if seat is not None else None
         )
         try:
-            view = await bus_request(self.nc, endpoints.engine_view(feed.game), message)
+            view = await bus_request(
+                self.nc, endpoints.to_owner(endpoints.engine_view(feed.game), table_id), message
+            )
         except RemoteError as exc:
             if exc.code == codes.NOT_FOUND:  # no hand in progress: nothing to show
                 return
@@ -278,7 +280,10 @@ class Session:
             version=version,
             action=msgspec.Raw(_encode(action)),
         )
-        acted = await bus_request(self.nc, endpoints.engine_act(feed.game), message)
+        # Straight to the table's owning engine replica (its partition's subject).
+        acted = await bus_request(
+            self.nc, endpoints.to_owner(endpoints.engine_act(feed.game), table_id), message
+        )
         self.send(w.Ack(ref=ref, version=acted.version))
 
 

@@ -110,7 +110,7 @@ class Dealer:
         try:
             await request(
                 self._nc,
-                endpoints.engine_start(info.game),
+                endpoints.to_owner(endpoints.engine_start(info.game), start.table_id),
                 start,
                 timeout=self.engine_timeout,
             )
@@ -315,7 +315,7 @@ class Dealer:
         try:
             answer = await request(
                 self._nc,
-                endpoints.engine_cancel(game),
+                endpoints.to_owner(endpoints.engine_cancel(game), table_id),
                 CancelHand(table_id=table_id, hand_id=hand_id),
                 timeout=self.engine_timeout,
             )

@@ -281,7 +281,7 @@ class Practice:
         try:
             view = await request(
                 self._nc,
-                endpoints.engine_view(info.game),
+                endpoints.to_owner(endpoints.engine_view(info.game), info.table_id),
                 GetView(table_id=info.table_id),
                 timeout=self._engine_timeout,
             )

@@ -190,7 +190,7 @@ class Reconciler:
             try:
                 report = await request(
                     self._nc,
-                    endpoints.engine_outcome(game),
+                    endpoints.to_owner(endpoints.engine_outcome(game), hand.table_id),
                     GetHandOutcome(table_id=hand.table_id, hand_id=hand.hand_id),
                     timeout=self._timeout,
                 )

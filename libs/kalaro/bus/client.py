@@ -61,7 +61,8 @@ class _Inbox:
         again: tuple[float, ...] = (),
         budget: ResendBudget | None = None,
     ) -> Msg | None:
-        """The reply, or None when nobody answered (in time, or at all).
+        """The reply (NATS's "no responders" included), or None when nobody answered in
+        time.
 
         ``again``: seconds after the first send at which the same request is sent once
         more while no reply has come (each send taking a token from ``budget``, when
@@ -90,10 +91,20 @@ class _Inbox:
         finally:
             timer.cancel()
             del self._waiting[token]
-        if not reply.data and reply.headers and reply.headers.get("Status") == _NO_RESPONDERS:
-            return None
         return reply
 
+
+def _nobody_listened(reply: Msg) -> bool:
+    """NATS's own answer that nobody is subscribed: the request reached no one."""
+    headers = reply.headers
+    return not reply.data and headers is not None and headers.get("Status") == _NO_RESPONDERS
+
+
+#: A request to a table's owner (``Endpoint.owned``) that found nobody subscribed (the
+#: partition is between owners: a replica died, is draining, or just started) is sent
+#: again after these pauses; nobody received it, so sending it again is safe even for a
+#: move. An owner is found within the engine lease (1.5 s) plus its renewal tick.
+OWNER_WAIT_SECONDS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.5, 0.5, 0.5)
 
 #: When an idempotent request still unanswered is sent again, as shares of its time.
 ASK_AGAIN_AT = (0.25, 0.5, 0.75)
@@ -211,8 +222,15 @@ async def request(
         budget = _budgets.get(subject) or _budgets.setdefault(subject, ResendBudget())
         budget.requested()
     resend = tuple(timeout * f for f in ASK_AGAIN_AT) if again else ()
-    reply = await inbox.request(subject, encode(message), timeout, resend, budget)
-    if reply is None:
+    payload = encode(message)
+    reply = await inbox.request(subject, payload, timeout, resend, budget)
+    if reply is not None and _nobody_listened(reply) and isinstance(endpoint, Endpoint):
+        for pause in OWNER_WAIT_SECONDS if endpoint.owned else ():
+            await asyncio.sleep(pause)
+            reply = await inbox.request(subject, payload, timeout, resend, budget)
+            if reply is None or not _nobody_listened(reply):
+                break
+    if reply is None or _nobody_listened(reply):
         raise unavailable(subject)
     if reply.headers and ERROR_HEADER in reply.headers:
         err = decode(reply.data, ErrorReply)

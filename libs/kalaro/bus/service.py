@@ -51,6 +51,7 @@ class _Route(Generic[Req]):
     subject: str
     request_type: type[Req]
     handler: Callable[[Req], Awaitable[msgspec.Struct]]
+    label: str  # the subject as metrics name it
 
 
 def _is_outage(exc: BaseException) -> bool:
@@ -72,8 +73,11 @@ def _is_outage(exc: BaseException) -> bool:
 class Service:
     """A named set of endpoints served on the queue group ``name``."""
 
-    def __init__(self, name: str, *, max_in_flight: int = 512) -> None:
+    def __init__(self, name: str, *, max_in_flight: int = 512, queue: bool = True) -> None:
         self.name = name
+        # queue=False: every subscriber gets every request (an engine partition's owner
+        # is alone on its subjects; a paused former owner must not take requests away).
+        self._queue = name if queue else ""
         self._routes: list[_Route[Any]] = []
         self._subscriptions: list[Subscription] = []
         self._in_flight: set[asyncio.Task[None]] = set()
@@ -89,7 +93,11 @@ class Service:
 
     @overload
     def add(
-        self, endpoint: Endpoint[Req, Rep], handler: Callable[[Req], Awaitable[Rep]]
+        self,
+        endpoint: Endpoint[Req, Rep],
+        handler: Callable[[Req], Awaitable[Rep]],
+        *,
+        label: str = "",
     ) -> None: ...
 
     @overload
@@ -100,21 +108,26 @@ class Service:
         legacy_handler: Callable[[Req], Awaitable[msgspec.Struct]],
     ) -> None: ...
 
-    def add(self, endpoint: Any, handler: Any, legacy_handler: Any = None) -> None:
+    def add(
+        self, endpoint: Any, handler: Any, legacy_handler: Any = None, *, label: str = ""
+    ) -> None:
         """Serve ``endpoint`` with ``handler`` (its request type in, its reply type out).
+        ``label``: the subject metrics name instead (one for all of an engine's
+        partitions, not one series per partition).
 
         The older form ``add(subject, request_type, handler)`` still works, for
         contracts not yet declared in :mod:`kalaro.proto.endpoints`.
         """
         if isinstance(endpoint, Endpoint):
-            self._routes.append(_Route(endpoint.subject, endpoint.request, handler))
+            route = _Route(endpoint.subject, endpoint.request, handler, label or endpoint.subject)
         else:
-            self._routes.append(_Route(endpoint, handler, legacy_handler))
+            route = _Route(endpoint, handler, legacy_handler, endpoint)
+        self._routes.append(route)
 
     async def start(self, nc: NATS) -> None:
         self._nc = nc
         for route in self._routes:
-            sub = await nc.subscribe(route.subject, queue=self.name, cb=self._dispatcher(route))
+            sub = await nc.subscribe(route.subject, queue=self._queue, cb=self._dispatcher(route))
             self._subscriptions.append(sub)
         await nc.flush()
         log.info("%s serving %s", self.name, ", ".join(self.subjects))
@@ -176,7 +189,7 @@ class Service:
             log.exception("%s: unhandled error on %s", self.name, endpoint.subject)
             await self._respond_error(msg, codes.INTERNAL, "internal error")
         finally:
-            subject = endpoint.subject
+            subject = endpoint.label
             counter = self._counted.get((subject, outcome))
             if counter is None:
                 counter = self._counted[subject, outcome] = REQUESTS.labels(

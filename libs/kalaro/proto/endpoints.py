@@ -34,6 +34,10 @@ class Endpoint(Generic[Req, Rep]):
     #: changes nothing): a caller given no answer yet sends it again, which NATS may hand
     #: to another replica than one that is paused (``kalaro.bus.request``).
     idempotent: bool = False
+    #: Served only by the owner of a table's partition (:func:`to_owner`): while nobody
+    #: owns it (a takeover) NATS answers "no responders", nobody got the request, and
+    #: the caller sends it again for a while (``kalaro.bus.request``), idempotent or not.
+    owned: bool = False
 
 
 # --- auth ---------------------------------------------------------------------------
@@ -142,3 +146,23 @@ def engine_outcome(game: str) -> Endpoint[e.GetHandOutcome, e.HandOutcomeReport]
 @cache
 def engine_my_hands(game: str) -> Endpoint[e.ListMyHands, e.MyHands]:
     return Endpoint(s.engine_my_hands(game), e.ListMyHands, e.MyHands, idempotent=True)
+
+
+# --- the one routing decision for per-table engine requests -------------------------
+def to_owner(endpoint: Endpoint[Req, Rep], table_id: str) -> Endpoint[Req, Rep]:
+    """``endpoint`` as served by the engine replica owning ``table_id``'s partition:
+    ``engine.<game>.act`` becomes ``engine.<game>.act.<partition>``."""
+    return at_partition(endpoint, s.partition_of(table_id))
+
+
+@cache
+def at_partition(endpoint: Endpoint[Req, Rep], partition: int | str) -> Endpoint[Req, Rep]:
+    """``endpoint`` on one partition's subject (``"*"``: every partition's, for a
+    replica serving all of them)."""
+    return Endpoint(
+        s.at_partition(endpoint.subject, partition),
+        endpoint.request,
+        endpoint.reply,
+        idempotent=endpoint.idempotent,
+        owned=True,
+    )

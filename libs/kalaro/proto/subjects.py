@@ -7,6 +7,8 @@ never spelled as a string literal elsewhere.
 
 from __future__ import annotations
 
+import zlib
+
 # --- auth: users, tokens, roles ---------------------------------------------------
 AUTH_SIGN_UP = "auth.sign_up"
 AUTH_SIGN_IN = "auth.sign_in"
@@ -75,6 +77,25 @@ BOTS_SEAT = "bots.seat"
 
 
 # --- engine workers: one queue group per game --------------------------------------
+#: Each game's tables are split into this many partitions; one engine replica owns a
+#: partition at a time (services/engine/ownership.py). Callers and engines must agree
+#: on it, so it is part of the protocol, not a setting: changing it needs every engine
+#: and caller restarted together.
+ENGINE_PARTITIONS = 32
+
+
+def partition_of(table_id: str, partitions: int = ENGINE_PARTITIONS) -> int:
+    """The partition a table belongs to: a stable hash (CRC-32, the same in every
+    process and Python version, unlike ``hash``), so any caller finds the owner's
+    subject without a lookup."""
+    return zlib.crc32(table_id.encode()) % partitions
+
+
+def at_partition(subject: str, partition: int | str) -> str:
+    """The subject a partition's owner serves ``subject`` on: ``engine.<game>.act.7``."""
+    return f"{subject}.{partition}"
+
+
 def engine_start(game: str) -> str:
     return f"engine.{game}.start"
 

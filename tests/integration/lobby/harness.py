@@ -95,9 +95,14 @@ class Peers:
             service.add(subjects.WALLET_PLACE_HOLDS, PlaceHolds, self._place_holds)
             service.add(subjects.WALLET_VOID, VoidHand, self._void)
         for game in GAMES:
-            service.add(subjects.engine_start(game), StartHand, self._start)
-            service.add(subjects.engine_cancel(game), CancelHand, self._cancel)
-            service.add(subjects.engine_view(game), GetView, self._view)
+            # Every partition's subject: the lobby sends to a table's owning replica.
+            service.add(
+                subjects.at_partition(subjects.engine_start(game), "*"), StartHand, self._start
+            )
+            service.add(
+                subjects.at_partition(subjects.engine_cancel(game), "*"), CancelHand, self._cancel
+            )
+            service.add(subjects.at_partition(subjects.engine_view(game), "*"), GetView, self._view)
         return service
 
     async def _balance(self, req: GetBalance) -> Balance:
