@@ -2,10 +2,11 @@
 
 Every request loads the table's slot from Redis (one EVALSHA), applies the game's pure
 rules through the pure step (:mod:`services.engine.step`), writes the slot back by
-compare-and-set on its version and then publishes finished client frames
-(:mod:`services.engine.writer`): each seat's view on that seat's own subject, the
-audience view on the public subject. The game's views and ``event_for`` hide concealed
-cards from everyone else.
+compare-and-set on its version and then publishes the move's client frames
+(:mod:`services.engine.writer`) as one message on ``table.<id>.frames``: each seat's
+frame, and the audience's while someone watches; each gateway sends a socket only its
+own seat's part. The game's views and ``event_for`` hide concealed cards from everyone
+else.
 
 The worker is built in layers, one module each: outcome publishing
 (:mod:`~services.engine.outcomes`), writes (:mod:`~services.engine.writer`), the timer

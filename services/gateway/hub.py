@@ -391,7 +391,7 @@ class TableFeed:
         ]
         if self.spectators:
             audiences.append((None, self.spectators))
-        view = endpoints.engine_view(self.game)
+        view = endpoints.to_owner(endpoints.engine_view(self.game), self.table_id)
         for user_id, sockets in audiences:
             try:
                 seen = await bus_request(
