@@ -9,7 +9,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,22 +21,11 @@ from kalaro.proto.engine import HandRecord
 from kalaro.sql import create_engine
 from kalaro.verify import verify_hand
 from services.history.schema import hands, player_hands
-from services.history.service import REDIS_COPY_TTL_MS
+from tests.e2e.history_wipe import stored_by_history, wipe_once_stored
 from tests.e2e.stack import Stack
 from tests.e2e.tables import admin, open_table, play_hand, signed_up
 
 Json = dict[str, Any]
-
-
-async def _stored_by_history(redis: RedisLink, hand_ids: list[str], timeout: float = 30) -> None:
-    """Until history has every hand: it cuts a stored hand's Redis copy to an hour."""
-    deadline = time.monotonic() + timeout
-    while True:
-        ttls = [await redis.execute("PTTL", f"handrecord:{h}") for h in hand_ids]
-        if all(0 < ttl <= REDIS_COPY_TTL_MS for ttl in ttls):
-            return
-        assert time.monotonic() < deadline, f"history did not store them: TTLs {ttls}"
-        await asyncio.sleep(0.1)
 
 
 async def test_every_hand_is_read_back_after_redis_is_wiped(
@@ -52,16 +40,7 @@ async def test_every_hand_is_read_back_after_redis_is_wiped(
         results.append(await play_hand(live, "tongits", policy="smart", rng=random.Random(n)))
     await live.close()
     hand_ids = [r.hand_id for r in results]
-    redis = RedisLink(stack.redis.url)
-    try:
-        await _stored_by_history(redis, hand_ids)
-        assert await redis.execute("FLUSHALL") in (b"OK", "OK", True)
-        # Not DBSIZE == 0: live services (presence, lobby) write again at once;
-        # what matters is that no hand record or index survived.
-        for pattern in ("*handrecord:*", "*handsof:*"):
-            assert not await redis.execute("KEYS", pattern), pattern
-    finally:
-        await redis.aclose()
+    await wipe_once_stored(stack.redis.url, hand_ids)
 
     for seat, player in enumerate(players):
         page: Json = await player.call("GET", "/api/hands", Json)
@@ -107,7 +86,7 @@ async def test_hands_played_while_history_is_down_arrive_once_when_it_is_back(
         stack.start(spec)
     redis = RedisLink(stack.redis.url)
     try:
-        await _stored_by_history(redis, hand_ids, timeout=60)
+        await stored_by_history(redis, hand_ids, timeout=60)
     finally:
         await redis.aclose()
     engine = create_engine(stack.env["KALARO_DATABASE_URL"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,11 +19,10 @@ from typing import Any
 
 import pytest
 
-from kalaro.bus.redislink import RedisLink
-from services.history.service import REDIS_COPY_TTL_MS
 from tests.e2e.browser.axe import assert_accessible
 from tests.e2e.browser.conftest import PHONE
 from tests.e2e.browser.pages import PASSWORD, shot, sign_in
+from tests.e2e.history_wipe import wipe_once_stored
 from tests.e2e.stack import Stack
 from tests.e2e.tables import admin, open_table, play_hand, signed_up
 
@@ -46,17 +44,6 @@ class Wiped:
     credits: int  # what the first hand paid the player (negative: charged)
 
 
-async def _stored_by_history(redis: RedisLink, hand_ids: list[str]) -> None:
-    """Until history has every hand: it cuts a stored hand's Redis copy to an hour."""
-    deadline = time.monotonic() + 60
-    while True:
-        ttls = [await redis.execute("PTTL", f"handrecord:{h}") for h in hand_ids]
-        if all(0 < ttl <= REDIS_COPY_TTL_MS for ttl in ttls):
-            return
-        assert time.monotonic() < deadline, f"history did not store them: TTLs {ttls}"
-        await asyncio.sleep(0.1)
-
-
 def play_then_wipe(stack: Stack, unique: str) -> Wiped:
     async def run() -> Wiped:
         host = await admin(stack)
@@ -70,16 +57,7 @@ def play_then_wipe(stack: Stack, unique: str) -> Wiped:
         hand_ids = [r.hand_id for r in results]
         first = hand_ids[0]
         replay: Json = await players[0].call("GET", f"/api/hands/tongits/{first}/replay", Json)
-        redis = RedisLink(stack.redis.url)
-        try:
-            await _stored_by_history(redis, hand_ids)
-            assert await redis.execute("FLUSHALL") in (b"OK", "OK", True)
-            # Not DBSIZE == 0: live services (presence, lobby) write again at once;
-            # what matters is that no hand record or index survived.
-            for pattern in ("*handrecord:*", "*handsof:*"):
-                assert not await redis.execute("KEYS", pattern), pattern
-        finally:
-            await redis.aclose()
+        await wipe_once_stored(stack.redis.url, hand_ids)
         for client in [host, *players]:
             await client.close()
         return Wiped(
