@@ -30,7 +30,8 @@ from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import ws as w
 from kalaro.tokens import AccessClaims, TokenError
-from services.gateway.hub import Connection, Hub
+from services.gateway.connection import Connection
+from services.gateway.hub import Hub
 from services.gateway.limits import (
     MAX_BODY_BYTES,
     MAX_DEPTH,
