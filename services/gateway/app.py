@@ -234,7 +234,7 @@ def _options(request: Request) -> Response[None]:  # type: ignore[type-arg]
 def _with_request_ids(app: Any) -> Any:
     """ASGI middleware: a request id per HTTP request, bound for the logs (and sent on
     in NATS headers by the bus client), returned as ``X-Request-Id``. Frames on a
-    WebSocket get theirs in ws.py."""
+    WebSocket get theirs in ws_session.py."""
 
     async def middleware(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
