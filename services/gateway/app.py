@@ -44,6 +44,7 @@ from services.gateway import (
     routes_hands,
     routes_players,
     routes_practice,
+    routes_tables,
 )
 from services.gateway.apidoc import (
     SECURITY_SCHEMES,
@@ -326,7 +327,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes_accounts.MyLinksController,
         routes.WalletController,
         routes.AdminController,
-        routes.TablesController,
+        routes_tables.TablesController,
         routes_practice.PracticeController,
         routes_admin.AdminUsersController,
         routes_admin.HostingController,
