@@ -226,4 +226,3 @@ class TableFeed:
             frame = _encode(seen)
             for conn in list(sockets):
                 conn.push(frame)
-
