@@ -44,6 +44,7 @@ from services.gateway import (
     routes_hands,
     routes_players,
     routes_practice,
+    routes_tables,
 )
 from services.gateway.apidoc import (
     SECURITY_SCHEMES,
@@ -234,7 +235,7 @@ def _options(request: Request) -> Response[None]:  # type: ignore[type-arg]
 def _with_request_ids(app: Any) -> Any:
     """ASGI middleware: a request id per HTTP request, bound for the logs (and sent on
     in NATS headers by the bus client), returned as ``X-Request-Id``. Frames on a
-    WebSocket get theirs in ws.py."""
+    WebSocket get theirs in ws_session.py."""
 
     async def middleware(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -326,7 +327,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes_accounts.MyLinksController,
         routes.WalletController,
         routes.AdminController,
-        routes.TablesController,
+        routes_tables.TablesController,
         routes_practice.PracticeController,
         routes_admin.AdminUsersController,
         routes_admin.HostingController,

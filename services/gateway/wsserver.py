@@ -7,7 +7,7 @@ path cost an idle socket about 18 KiB: ``websockets``' protocol and parser gener
 uvicorn's protocol and ASGI scope, and the ASGI app's task with its coroutine frames
 (uvicorn → Litestar → the endpoint) for the socket's whole life. Here a socket is this
 object, a :class:`~kalaro.wsframes.FrameReader` and the hub's ``Connection``; a task
-exists only while a frame is being handled (``ws.Session``) or the token is checked.
+exists only while a frame is being handled (``ws_session.Session``) or the token is checked.
 Frames to the client are written straight to the transport, several in one write.
 
 The opening handshake (RFC 6455 section 4.2): ``GET /ws`` with ``Upgrade: websocket``,
@@ -47,7 +47,8 @@ from kalaro.wsframes import (
 )
 from services.gateway.limits import RateLimited, header_lines, redact, security_headers
 from services.gateway.security import limit_handshake
-from services.gateway.ws import Session, TooManySockets, bearer_token, open_session
+from services.gateway.ws import TooManySockets, bearer_token, open_session
+from services.gateway.ws_session import Session
 
 log = logging.getLogger("kalaro.gateway.ws")
 

@@ -1,4 +1,4 @@
-"""One message per move, split per socket (services/gateway/hub.py ``TableFeed.fan_out``).
+"""One message per move, split per socket (services/gateway/table_feed.py ``TableFeed.fan_out``).
 
 Random hands are stepped by the engine's pure step; each step's ``TableFrames`` message
 is fanned out to sockets of every seat and to spectators. Each socket must receive
@@ -19,7 +19,8 @@ from nats.aio.client import Client as NATS
 from kalaro.proto.frames import TableFrames, decode_frames, encode_frames, part_for
 from kalaro.proto.lobby import SeatInfo, TableInfo
 from services.engine.step import Stepped, Steps
-from services.gateway.hub import Connection, TableFeed
+from services.gateway.connection import Connection
+from services.gateway.table_feed import TableFeed
 from tests.unit.test_engine_step import NOW, _a_legal_move, _dealt, _view_json
 
 GAMES = ["tongits", "mahjong", "kawuxing"]

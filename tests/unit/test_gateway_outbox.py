@@ -11,7 +11,8 @@ from typing import cast
 
 from nats.aio.client import Client as NATS
 
-from services.gateway.hub import OUTBOX_LIMIT, Connection, Flag, Hub
+from services.gateway.connection import OUTBOX_LIMIT, Connection, Flag
+from services.gateway.hub import Hub
 
 
 async def test_frames_are_sent_in_order() -> None:

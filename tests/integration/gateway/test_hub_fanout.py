@@ -20,7 +20,8 @@ from nats.aio.client import Client as NATS
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer
 from kalaro.proto import subjects
-from services.gateway.hub import Connection, Hub
+from services.gateway.connection import Connection
+from services.gateway.hub import Hub
 from tests.unit.test_gateway_fanout import _steps, _table
 
 

@@ -22,7 +22,8 @@ from kalaro.devstack import NatsServer
 from kalaro.proto import subjects
 from kalaro.proto import ws as w
 from kalaro.proto.lobby import SeatInfo, TableInfo
-from services.gateway.hub import Connection, Hub
+from services.gateway.connection import Connection
+from services.gateway.hub import Hub
 from services.gateway.presence import PresenceReporter
 
 _encode = msgspec.json.Encoder().encode
