@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import time
 from collections.abc import Awaitable, Callable
 
 import msgspec
 import pytest
 from nats.aio.client import Client as NATS
+from nats.js.errors import NotFoundError
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -77,3 +80,19 @@ async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 30.0
         if time.monotonic() > deadline:
             pytest.fail(f"condition not met within {timeout}s")
         await asyncio.sleep(0.05)
+
+
+async def stop_history(child: asyncio.subprocess.Process, nc: NATS) -> None:
+    """Stop a ``python -m services.history`` child (SIGTERM, kill after 30 s) and delete
+    its durable consumer, so the next test starts from the stream's beginning."""
+    if child.returncode is None:
+        child.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(child.wait(), 30)
+        except TimeoutError:
+            child.kill()
+            await child.wait()
+    with contextlib.suppress(NotFoundError):
+        await nc.jetstream().delete_consumer(
+            subjects.RECORDS_STREAM, subjects.HISTORY_RECORDS_CONSUMER
+        )

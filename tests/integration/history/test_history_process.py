@@ -7,22 +7,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
 import httpx
 from nats.aio.client import Client as NATS
-from nats.js.errors import NotFoundError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer, RedisServer, free_port
-from kalaro.proto import subjects
 from kalaro.sql import create_engine
 from services.engine.slots import SlotStore
-from tests.integration.history.history_helpers import counts, eventually, publish, stored
+from tests.integration.history.history_helpers import (
+    counts,
+    eventually,
+    publish,
+    stop_history,
+    stored,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -79,18 +82,8 @@ async def test_the_service_imports_redis_ingests_and_reports_its_health(
                 assert time.monotonic() < deadline, "no consumer backlog gauge"
                 await asyncio.sleep(0.5)
     finally:
-        if child.returncode is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(child.wait(), 30)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+        await stop_history(child, nc)
         await engine.dispose()
-        with contextlib.suppress(NotFoundError):
-            await nc.jetstream().delete_consumer(
-                subjects.RECORDS_STREAM, subjects.HISTORY_RECORDS_CONSUMER
-            )
     text = log.read_text(errors="replace")
     assert "Redis import done" in text, text[-3000:]
     assert child.returncode == 0, text[-3000:]

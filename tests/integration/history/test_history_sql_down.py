@@ -8,21 +8,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
 from nats.aio.client import Client as NATS
-from nats.js.errors import NotFoundError
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.devstack import NatsServer, RedisServer, free_port
 from kalaro.proto import subjects
 from kalaro.sql import create_engine
-from tests.integration.history.history_helpers import counts, eventually, publish, stored
+from tests.integration.history.history_helpers import (
+    counts,
+    eventually,
+    publish,
+    stop_history,
+    stored,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -153,18 +157,8 @@ async def test_sql_unreachable_readyz_names_the_database_and_nothing_is_acked(
             await eventually(all_ok, timeout=30)
         assert await counts(engine, unique) == (4, 8)  # each hand once
     finally:
-        if child.returncode is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(child.wait(), 30)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+        await stop_history(child, nc)
         await relay.cut()
-        with contextlib.suppress(NotFoundError):
-            await nc.jetstream().delete_consumer(
-                subjects.RECORDS_STREAM, subjects.HISTORY_RECORDS_CONSUMER
-            )
         await engine.dispose()
     text = log.read_text(errors="replace")
     assert "failed" in text and "again in" in text, text[-3000:]  # the retries, logged

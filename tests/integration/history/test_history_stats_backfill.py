@@ -8,22 +8,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 from pathlib import Path
 
 import msgspec
 from nats.aio.client import Client as NATS
-from nats.js.errors import NotFoundError
 from sqlalchemy import text
 
 from kalaro.devstack import NatsServer, RedisServer, free_port
-from kalaro.proto import subjects
 from kalaro.sql import create_engine
 from services.history import stats
 from services.history.schema import migrate_history
 from tests.history_played import stored_played
-from tests.integration.history.history_helpers import eventually
+from tests.integration.history.history_helpers import eventually, stop_history
 from tests.integration.history.test_history_stats import _expected
 
 REPO = Path(__file__).resolve().parents[3]
@@ -78,18 +75,8 @@ async def test_the_service_backfills_rows_stored_before_the_stats(
         assert await stats.player_stats(engine, you) == _expected(hands, you)
         await eventually(lambda: _logged(log, "stats backfill done: 10 rows filled"), 30)
     finally:
-        if child.returncode is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(child.wait(), 30)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+        await stop_history(child, nc)
         await engine.dispose()
-        with contextlib.suppress(NotFoundError):
-            await nc.jetstream().delete_consumer(
-                subjects.RECORDS_STREAM, subjects.HISTORY_RECORDS_CONSUMER
-            )
     assert child.returncode == 0, log.read_text(errors="replace")[-3000:]
 
 
