@@ -126,16 +126,7 @@ async def player_page(
     query = query.order_by(ph.c.finished_ms.desc(), ph.c.hand_id.desc()).limit(limit)
     async with engine.connect() as conn:
         rows = (await conn.execute(query)).all()
-    return [line_of(_decode_record(data), user_id, int(ms)) for ms, data in rows]
-
-
-def line_of(record: HandRecord, user_id: str, finished_ms: int) -> HandSummary:
-    """``record`` as a line of the player's hands; a voided one says so (its null
-    ``result`` names no ending or winner) and shows nothing paid."""
-    line = summary(record, user_id, finished_ms)
-    if record.voided:
-        return msgspec.structs.replace(line, ending="voided", won=False, credits=0)
-    return line
+    return [summary(_decode_record(data), user_id, int(ms)) for ms, data in rows]
 
 
 async def stored_ids(engine: AsyncEngine, hand_ids: Sequence[str]) -> set[str]:

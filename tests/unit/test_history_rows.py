@@ -5,7 +5,8 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from kalaro.proto.engine import Player
-from services.history.store import line_of, rows_of
+from kalaro.records import summary
+from services.history.store import rows_of
 from tests.integration.history.history_helpers import stored, voided
 
 
@@ -40,7 +41,7 @@ def test_a_voided_hand_is_flagged_in_both_tables_and_counts_for_nobody() -> None
 
 
 def test_a_voided_hand_reads_as_voided_in_my_hands() -> None:
-    line = line_of(voided("u", 0).record, "u-a", 5)
+    line = summary(voided("u", 0).record, "u-a", 5)
     assert (line.ending, line.won, line.credits, line.finished_ms) == ("voided", False, 0, 5)
-    finished = line_of(stored("u", 0).record, "u-a", 5)
+    finished = summary(stored("u", 0).record, "u-a", 5)
     assert (finished.ending, finished.won, finished.credits) == ("tongits", True, 20)
