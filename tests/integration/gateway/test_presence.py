@@ -30,7 +30,7 @@ from kalaro.proto import subjects
 from kalaro.proto.auth import TokenPair, UserProfile
 from kalaro.settings import load_settings
 from kalaro.tokens import issue_access_token, key_id
-from services.lobby.service import build_service
+from services.lobby.bootstrap import build_service
 from services.lobby.tables import Lobby
 from tests.integration.gateway.world import AUDIENCE, ISSUER, serving, signing_keys
 from tests.integration.lobby.harness import Clock

@@ -12,7 +12,8 @@ from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
 from kalaro.proto.history import GetStoredHand, ListHands
 from services.history import store
-from services.history.service import build_service
+from services.history.bootstrap import build_service
+from services.history.handlers import history_deps
 from tests.integration.history.history_helpers import counts, stored
 
 
@@ -71,7 +72,7 @@ async def test_pages_newest_first_with_a_cursor_and_a_game_filter(
 
 async def test_the_endpoints_answer_from_sql(nc: NATS, engine: AsyncEngine, unique: str) -> None:
     await store.store_hands(engine, [stored(unique, n) for n in range(3)])
-    service = build_service(engine)
+    service = build_service(history_deps(engine))
     await service.start(nc)
     try:
         listed = await request(

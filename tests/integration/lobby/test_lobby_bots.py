@@ -17,9 +17,9 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import Service, ServiceError, request
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import subjects
 from kalaro.proto.bots import BotSeated, SeatBot
 from tests.integration.lobby.harness import LobbyHarness, eventually, refused
 
@@ -61,7 +61,7 @@ class BotsPeer:
 async def bots(nc: NATS, unique: str) -> AsyncIterator[BotsPeer]:
     peer = BotsPeer(nc, unique)
     service = Service("lobby-test-bots")
-    service.add(subjects.BOTS_SEAT, SeatBot, peer.seat)
+    service.add(endpoints.BOTS_SEAT, peer.seat)
     await service.start(nc)
     yield peer
     await service.stop()
@@ -247,7 +247,7 @@ async def test_practice_waits_for_a_bots_service_that_is_still_starting(
     that took a while): the lobby asks again within its wait instead of failing."""
     peer = BotsPeer(nc, unique)
     service = Service("lobby-test-bots")
-    service.add(subjects.BOTS_SEAT, SeatBot, peer.seat)
+    service.add(endpoints.BOTS_SEAT, peer.seat)
 
     async def start_late() -> None:
         await asyncio.sleep(0.8)  # nobody answers bots.seat meanwhile

@@ -13,10 +13,9 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, Service
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import subjects
-from kalaro.proto.bots import SeatBot
 from services.lobby.practice import CLAIM_SECONDS
 from services.lobby.records import PRACTICE_TABLES_PER_PLAYER
 from tests.integration.lobby.harness import LobbyHarness, refused
@@ -27,7 +26,7 @@ from tests.integration.lobby.test_lobby_bots import BotsPeer, practice
 async def bots(nc: NATS, unique: str) -> AsyncIterator[BotsPeer]:
     peer = BotsPeer(nc, unique)
     service = Service("lobby-test-bots")
-    service.add(subjects.BOTS_SEAT, SeatBot, peer.seat)
+    service.add(endpoints.BOTS_SEAT, peer.seat)
     await service.start(nc)
     yield peer
     await service.stop()
