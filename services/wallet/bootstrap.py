@@ -16,7 +16,7 @@ from kalaro.proto import endpoints, subjects
 from kalaro.settings import Settings
 from kalaro.sql import create_engine
 from services.wallet import handlers as h
-from services.wallet.handlers import WalletDeps
+from services.wallet.handlers import WalletDeps, wallet_deps
 from services.wallet.reconciler import Reconciler
 from services.wallet.schema import migrate_wallet
 from services.wallet.service import SERVICE_NAME, start_consumers, stop_consumers
@@ -63,7 +63,7 @@ async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExi
     resources.push_async_callback(engine.dispose)
     version = await migrate_wallet(engine)
     log.info("wallet schema at version %d on %s", version, engine.url.render_as_string())
-    deps = WalletDeps(engine=engine, settings=settings)
+    deps = wallet_deps(engine, settings)
     reconciler = Reconciler(engine, nc, release_after=settings.hold_release_minutes * 60.0)
     consumers: list[DurableConsumer] = []
 

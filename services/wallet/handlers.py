@@ -38,26 +38,35 @@ from kalaro.proto.wallet import (
 )
 from kalaro.settings import Settings
 from services.wallet import ledger
+from services.wallet.books import Books, SqlBooks
 
 
 @dataclass(frozen=True)
 class WalletDeps:
-    """What the wallet's handlers are given, built once per process (bootstrap)."""
+    """What the wallet's handlers are given, built once per process (bootstrap):
+    ``books`` (balances, grants, adjustments: :mod:`~services.wallet.books`) and the SQL
+    ``engine`` the hand and credit-request operations run in."""
 
     engine: AsyncEngine
     settings: Settings
+    books: Books
+
+
+def wallet_deps(engine: AsyncEngine, settings: Settings) -> WalletDeps:
+    """The service's deps: the books in SQL too."""
+    return WalletDeps(engine=engine, settings=settings, books=SqlBooks(engine))
 
 
 async def welcome(cmd: WelcomeGrant, deps: WalletDeps) -> WelcomeGranted:
-    return await ledger.welcome_grant(deps.engine, cmd.user_id, deps.settings.welcome_grant)
+    return await deps.books.welcome_grant(cmd.user_id, deps.settings.welcome_grant)
 
 
 async def balance(cmd: GetBalance, deps: WalletDeps) -> Balance:
-    return await ledger.get_balance(deps.engine, cmd.user_id)
+    return await deps.books.get_balance(cmd.user_id)
 
 
 async def history(cmd: GetHistory, deps: WalletDeps) -> History:
-    return await ledger.history(deps.engine, cmd.user_id, limit=cmd.limit, before=cmd.before)
+    return await deps.books.history(cmd.user_id, limit=cmd.limit, before=cmd.before)
 
 
 async def request_credits(cmd: RequestCredits, deps: WalletDeps) -> CreditRequest:
@@ -77,8 +86,7 @@ async def decide_credit_request(cmd: DecideCreditRequest, deps: WalletDeps) -> C
 
 
 async def adjust(cmd: Adjust, deps: WalletDeps) -> Adjusted:
-    return await ledger.adjust(
-        deps.engine,
+    return await deps.books.adjust(
         cmd.admin_id,
         cmd.user_id,
         cmd.amount,

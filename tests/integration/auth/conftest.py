@@ -17,8 +17,8 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.sql import create_engine, migrate
-from services.auth.schema import COMPONENT, MIGRATIONS
 from services.auth.bootstrap import build_deps, build_service
+from services.auth.schema import COMPONENT, MIGRATIONS
 from tests.integration.auth.harness import AuthHarness, Clock, GoogleKeys, auth_settings
 
 

@@ -26,8 +26,8 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer, RedisServer, free_port, wait_for_port
 from kalaro.settings import Settings, load_settings
 from kalaro.sql import create_engine, migrate
-from services.auth.schema import COMPONENT, MIGRATIONS
 from services.auth.bootstrap import build_deps, build_service
+from services.auth.schema import COMPONENT, MIGRATIONS
 from services.gateway.__main__ import server_config
 from services.gateway.app import create_app
 

@@ -28,8 +28,8 @@ from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer, RedisServer
 from kalaro.settings import Settings
 from kalaro.sql import create_engine, migrate
-from services.auth.schema import COMPONENT, MIGRATIONS
 from services.auth.bootstrap import build_deps, build_service
+from services.auth.schema import COMPONENT, MIGRATIONS
 from tests.integration.gateway.test_auth_gateway import PASSWORD, gateway, stack_settings
 
 LIMITS: dict[str, Any] = {

@@ -53,7 +53,7 @@ async def wallet(nc: NATS, database_url: str) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(database_url)
     await wallet_schema.migrate_wallet(engine)
     service = wallet_bootstrap.build_service(
-        wallet_handlers.WalletDeps(engine, load_settings({}, database_url=database_url))
+        wallet_handlers.wallet_deps(engine, load_settings({}, database_url=database_url))
     )
     await service.start(nc)
     yield engine
