@@ -5,12 +5,12 @@ Not for production: nothing lasts past the process."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kalaro.proto.engine import HandRecord, HandSummary
 from kalaro.proto.history import StoredHand
 from kalaro.records import summary
-from services.history.store import rows_of
+from services.history.store import HandHistory, SqlHandHistory, rows_of
 
 
 class MemoryHandHistory:
@@ -62,3 +62,8 @@ class MemoryHandHistory:
 
     async def stored_ids(self, hand_ids: Sequence[str]) -> set[str]:
         return {h for h in hand_ids if h in self._records}
+
+
+if TYPE_CHECKING:  # mypy holds both to the port's interface
+    _twin: type[HandHistory] = MemoryHandHistory
+    _real: type[HandHistory] = SqlHandHistory

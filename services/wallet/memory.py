@@ -8,12 +8,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.wallet import Adjusted, Balance, History, HistoryEntry, WelcomeGranted
 from services.wallet import rules
+from services.wallet.books import Books, SqlBooks
 from services.wallet.rules import SYSTEM
 from services.wallet.schema import HOUSE
 
@@ -148,3 +149,8 @@ class MemoryBooks:
                 held=account.held,
             )
         return balance
+
+
+if TYPE_CHECKING:  # mypy holds both to the port's interface
+    _twin: type[Books] = MemoryBooks
+    _real: type[Books] = SqlBooks
