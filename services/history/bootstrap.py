@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -29,6 +31,8 @@ from services.history.stats import backfill
 
 log = logging.getLogger("kalaro.history")
 
+T = TypeVar("T")
+
 ROUTES: list[Route[HistoryDeps]] = [
     route(endpoints.HISTORY_LIST_HANDS, h.list_hands),
     route(endpoints.HISTORY_GET_HAND, h.get_hand),
@@ -42,32 +46,28 @@ def build_service(deps: HistoryDeps) -> Service:
     return Service(SERVICE_NAME).bind(ROUTES, deps)
 
 
-async def import_until_done(engine: AsyncEngine, redis: RedisLink) -> None:
-    """The Redis import, retried until it completes (Redis or SQL may be down at start)."""
+async def until_done(what: str, work: Callable[[], Awaitable[T]]) -> T:
+    """``work`` retried (backing off to 30 s) until it completes: Redis or SQL may be
+    down at start."""
     attempt = 0
     while True:
         try:
-            await import_from_redis(engine, redis)
-            return
+            return await work()
         except Exception:
             attempt += 1
-            log.warning("Redis import failed (attempt %d); retrying", attempt, exc_info=True)
+            log.warning("%s failed (attempt %d); retrying", what, attempt, exc_info=True)
             await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
 
 
-async def backfill_until_done(engine: AsyncEngine) -> None:
-    """The stats of rows stored before revision 0002, retried until done (SQL may be down);
-    meanwhile the stats lack those rows, new hands count at once."""
-    attempt = 0
-    while True:
-        try:
-            filled = await backfill(engine)
-            log.info("stats backfill done: %d rows filled", filled)
-            return
-        except Exception:
-            attempt += 1
-            log.warning("stats backfill failed (attempt %d); retrying", attempt, exc_info=True)
-            await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
+async def _import(engine: AsyncEngine, redis: RedisLink) -> None:
+    await until_done("Redis import", lambda: import_from_redis(engine, redis))
+
+
+async def backfill_stats(engine: AsyncEngine) -> None:
+    """The stats of rows stored before revision 0002; meanwhile the stats lack those
+    rows, new hands count at once."""
+    filled = await until_done("stats backfill", lambda: backfill(engine))
+    log.info("stats backfill done: %d rows filled", filled)
 
 
 async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExitStack) -> Running:
@@ -95,9 +95,9 @@ async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExi
         },
         on_start=[start],
         background=[
-            lambda: import_until_done(engine, redis),
+            lambda: _import(engine, redis),
             lambda: prune_daily(engine, settings.history_retention_days),
-            lambda: backfill_until_done(engine),
+            lambda: backfill_stats(engine),
         ],
         on_stop=[stop],
     )

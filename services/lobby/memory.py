@@ -11,11 +11,16 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec.structs import replace
 
-from kalaro.bus import ServiceError
-from kalaro.proto import errors as codes
-from kalaro.proto.lobby import NO_SUCH_TABLE
 from services.lobby.records import CLOSED, TableRecord
-from services.lobby.store import LIST_CHUNK, Tables, TableStore, Written, next_record
+from services.lobby.store import (
+    LIST_CHUNK,
+    Tables,
+    TableStore,
+    Written,
+    decoded,
+    loaded,
+    next_record,
+)
 
 
 class MemoryTables:
@@ -27,10 +32,7 @@ class MemoryTables:
         return self._records.get(table_id, (0, None))
 
     async def load(self, table_id: str) -> tuple[int, TableRecord]:
-        version, data = await self.get(table_id)
-        if data is None:
-            raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)
-        return version, _decoded(data, version)
+        return loaded(*await self.get(table_id))
 
     async def update(
         self,
@@ -65,17 +67,12 @@ class MemoryTables:
         found: list[tuple[str, TableRecord | None]] = []
         for name in names:
             version, data = await self.get(name)
-            found.append((name, None if data is None else _decoded(data, version)))
+            found.append((name, None if data is None else decoded(data, version)))
         return found
 
     async def unlist(self, *table_ids: str) -> None:
         for table_id in table_ids:
             self._index.pop(table_id, None)
-
-
-def _decoded(data: bytes, version: int) -> TableRecord:
-    rec = msgspec.json.decode(data, type=TableRecord)
-    return replace(rec, info=replace(rec.info, version=version))
 
 
 if TYPE_CHECKING:  # mypy holds both to the port's interface

@@ -45,6 +45,19 @@ class Written(msgspec.Struct, frozen=True, kw_only=True):
         return self.after is not self.before
 
 
+def decoded(data: bytes, version: int) -> TableRecord:
+    """A stored record, its ``info.version`` the version it is stored at."""
+    rec = msgspec.json.decode(data, type=TableRecord)
+    return replace(rec, info=replace(rec.info, version=version))
+
+
+def loaded(version: int, data: bytes | None) -> tuple[int, TableRecord]:
+    """What :meth:`Tables.load` answers for a stored ``(version, data)``."""
+    if data is None:
+        raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)
+    return version, decoded(data, version)
+
+
 def next_record(
     rec: TableRecord,
     version: int,
@@ -112,11 +125,7 @@ class TableStore:
         return await self._records.get(table_id)
 
     async def load(self, table_id: str) -> tuple[int, TableRecord]:
-        version, data = await self._records.get(table_id)
-        if data is None:
-            raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)
-        rec = msgspec.json.decode(data, type=TableRecord)
-        return version, replace(rec, info=replace(rec.info, version=version))
+        return loaded(*await self._records.get(table_id))
 
     async def update(
         self,
@@ -188,8 +197,7 @@ class TableStore:
             if data is None:
                 found.append((name, None))
                 continue
-            rec = msgspec.json.decode(data, type=TableRecord)
-            found.append((name, replace(rec, info=replace(rec.info, version=int(version)))))
+            found.append((name, decoded(data, int(version))))
         return found
 
     async def unlist(self, *table_ids: str) -> None:
