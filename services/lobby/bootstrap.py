@@ -1,10 +1,7 @@
 """The lobby's one bootstrap: the :class:`~services.lobby.tables.Lobby` (its deps:
-Redis, the bus, settings), every ``lobby.*`` endpoint bound to its handler, the hands
-consumer and the sweeper (``python -m services.lobby`` runs it).
-
-The lobby's handlers are the Lobby's methods (the deps is the object they are bound
-to: ``lobby.sit(cmd)``), as the engine worker's are; the other services' are functions
-``handle(cmd, deps)`` bound with :meth:`kalaro.bus.Service.bind`.
+Redis, the bus, the clock, settings), every ``lobby.*`` endpoint bound to its handler
+(:mod:`services.lobby.handlers`, ``handle(cmd, lobby)``), the hands consumer and the
+sweeper (``python -m services.lobby`` runs it).
 """
 
 from __future__ import annotations
@@ -15,13 +12,14 @@ import logging
 
 from nats.aio.client import Client as NATS
 
-from kalaro.bus import Service
+from kalaro.bus import Route, Service, route
 from kalaro.bus.jetstream import DurableConsumer
 from kalaro.bus.runner import Running, redis_ready, streams_ready
 from kalaro.bus.store import connect_redis
 from kalaro.proto import endpoints, subjects
 from kalaro.proto.lobby import HandFinished
 from kalaro.settings import Settings
+from services.lobby import handlers as h
 from services.lobby.service import SERVICE_NAME, start_hands_consumer
 from services.lobby.tables import Lobby
 
@@ -70,36 +68,39 @@ async def sweep(
             log.warning("sweeping idle practice tables failed; retrying", exc_info=True)
 
 
+async def hand_finished(event: HandFinished, lobby: Lobby) -> HandFinished:
+    """The engine's direct copy of the stream's event (see the engine worker's
+    _deliver_directly): applied the same way, idempotently, and echoed."""
+    await h.hand_finished(event, lobby)
+    return event
+
+
+ROUTES: list[Route[Lobby]] = [
+    route(endpoints.LOBBY_CREATE_TABLE, h.create_table),
+    route(endpoints.LOBBY_LIST_TABLES, h.list_tables),
+    route(endpoints.LOBBY_GET_TABLE, h.get_table),
+    route(endpoints.LOBBY_SIT, h.sit),
+    route(endpoints.LOBBY_LEAVE, h.leave),
+    route(endpoints.LOBBY_LEAVE_AFTER_HAND, h.leave_after_hand),
+    route(endpoints.LOBBY_SET_READY, h.set_ready),
+    route(endpoints.LOBBY_REMOVE_PLAYER, h.remove_player),
+    route(endpoints.LOBBY_ALLOW_BACK, h.allow_back),
+    route(endpoints.LOBBY_INVITE_CODE, h.invite_code),
+    route(endpoints.LOBBY_DEAL, h.deal),
+    route(endpoints.LOBBY_END_TABLE, h.end_table),
+    route(endpoints.LOBBY_CANCEL_TABLE, h.cancel_table),
+    route(endpoints.LOBBY_SET_CHAT, h.set_chat),
+    route(endpoints.LOBBY_SEND_CHAT, h.send_chat),
+    route(endpoints.LOBBY_CREATE_PRACTICE, h.create_practice),
+    route(endpoints.LOBBY_ADD_BOT, h.add_bot),
+    route(endpoints.LOBBY_PRESENCE, h.report_presence),
+    route(endpoints.LOBBY_HAND_FINISHED, hand_finished),
+]
+
+
 def build_service(lobby: Lobby) -> Service:
     """The lobby's request/reply endpoints, served on the ``lobby`` queue group."""
-    service = Service(SERVICE_NAME)
-    service.add(endpoints.LOBBY_CREATE_TABLE, lobby.create_table)
-    service.add(endpoints.LOBBY_LIST_TABLES, lobby.list_tables)
-    service.add(endpoints.LOBBY_GET_TABLE, lobby.get_table)
-    service.add(endpoints.LOBBY_SIT, lobby.sit)
-    service.add(endpoints.LOBBY_LEAVE, lobby.leave)
-    service.add(endpoints.LOBBY_LEAVE_AFTER_HAND, lobby.leave_after_hand)
-    service.add(endpoints.LOBBY_SET_READY, lobby.set_ready)
-    service.add(endpoints.LOBBY_REMOVE_PLAYER, lobby.remove_player)
-    service.add(endpoints.LOBBY_ALLOW_BACK, lobby.allow_back)
-    service.add(endpoints.LOBBY_INVITE_CODE, lobby.invite_code)
-    service.add(endpoints.LOBBY_DEAL, lobby.deal)
-    service.add(endpoints.LOBBY_END_TABLE, lobby.end_table)
-    service.add(endpoints.LOBBY_CANCEL_TABLE, lobby.cancel_table)
-    service.add(endpoints.LOBBY_SET_CHAT, lobby.set_chat)
-    service.add(endpoints.LOBBY_SEND_CHAT, lobby.send_chat)
-    service.add(endpoints.LOBBY_CREATE_PRACTICE, lobby.create_practice)
-    service.add(endpoints.LOBBY_ADD_BOT, lobby.add_bot)
-    service.add(endpoints.LOBBY_PRESENCE, lobby.report_presence)
-
-    async def hand_finished(event: HandFinished) -> HandFinished:
-        # The engine's direct copy of the stream's event (see the engine worker's
-        # _deliver_directly): applied the same way, idempotently.
-        await lobby.hand_finished(event)
-        return event
-
-    service.add(endpoints.LOBBY_HAND_FINISHED, hand_finished)
-    return service
+    return Service(SERVICE_NAME).bind(ROUTES, lobby)
 
 
 async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExitStack) -> Running:

@@ -13,6 +13,7 @@ from kalaro.proto.lobby import (
     HandFinished,
 )
 from kalaro.settings import Settings
+from services.lobby import handlers
 from services.lobby.tables import Lobby
 
 SERVICE_NAME = "lobby"
@@ -33,7 +34,7 @@ async def start_hands_consumer(
     await ensure_stream(nc.jetstream(), subjects.EVENTS_STREAM, settings=settings)
 
     async def finished(event: HandFinished) -> None:
-        await lobby.hand_finished(event)
+        await handlers.hand_finished(event, lobby)
 
     consumer = DurableConsumer(
         nc,

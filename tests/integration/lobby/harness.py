@@ -302,7 +302,7 @@ class LobbyHarness:
 
     async def record(self, table_id: str) -> TableRecord:
         """The table's record as stored (secrets included), read straight from Redis."""
-        _, data = await self.lobby._store.get(table_id)
+        _, data = await self.lobby.store.get(table_id)
         assert data is not None
         rec = msgspec.json.decode(data, type=TableRecord)
         self.secrets.add(rec.server_seed)

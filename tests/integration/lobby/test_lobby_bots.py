@@ -21,6 +21,7 @@ from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto.bots import BotSeated, SeatBot
+from services.lobby import handlers
 from tests.integration.lobby.harness import LobbyHarness, eventually, refused
 
 Mode = Literal["sit", "refuse", "answer-only"]
@@ -119,7 +120,7 @@ async def test_practice_deals_itself_when_the_last_seat_is_ready(
 
     # After the hand everyone is un-readied; again the last Ready deals (here: a bot's).
     finished = lb.HandFinished(table_id=table.table_id, hand_id=start.hand_id, next_dealer=1)
-    await lobby.lobby.hand_finished(finished)
+    await handlers.hand_finished(finished, lobby.lobby)
     await lobby.ready(ana, table.table_id)
     await lobby.ready(bots.seated[0], table.table_id)
     again = await lobby.ready(bots.seated[1], table.table_id)
