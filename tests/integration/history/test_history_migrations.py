@@ -5,14 +5,13 @@ bridged, replicas racing) is in ``tests/integration/migrations``."""
 
 from __future__ import annotations
 
-import msgspec
 from sqlalchemy import text
 
 from kalaro.sql import create_engine
 from services.history import stats
 from services.history.schema import SCHEMA, migrate_history
 from tests.integration.history.history_helpers import stored
-from tests.integration.migrations.old_releases import empty_database
+from tests.integration.migrations.old_releases import empty_database, insert_history_hand
 
 
 async def test_revision_0004_keeps_the_stored_hands_counted(database_url: str, unique: str) -> None:
@@ -23,15 +22,7 @@ async def test_revision_0004_keeps_the_stored_hands_counted(database_url: str, u
         item = stored(unique, 0)  # seat 0 won: 20 credits
         r = item.record
         async with at_0003.begin() as conn:
-            await conn.execute(
-                text(
-                    "INSERT INTO history_hands"
-                    " (hand_id, game, table_id, practice, finished_ms, record)"
-                    " VALUES (:h, :g, :t, :p, :f, :r)"
-                ),
-                {"h": r.hand_id, "g": r.game, "t": r.table_id, "p": item.practice,
-                 "f": item.finished_ms, "r": msgspec.json.encode(r).decode()},
-            )  # fmt: skip
+            await insert_history_hand(conn, item)
             await conn.execute(
                 text(
                     "INSERT INTO history_player_hands"

@@ -21,6 +21,7 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from kalaro.proto.history import StoredHand
 from kalaro.sql import create_engine
 from kalaro.sql_migrations import AlembicSchema
 from services.auth import store as auth_store
@@ -185,8 +186,8 @@ async def _check_wallet(engine: AsyncEngine, unique: str, _steps: int) -> None:
 # --- history --------------------------------------------------------------------------
 
 
-async def _seed_history(conn: AsyncConnection, unique: str) -> None:
-    item = stored(unique, 0)
+async def insert_history_hand(conn: AsyncConnection, item: StoredHand) -> None:
+    """Hand ``item`` in ``history_hands``, in the columns step 1 made."""
     r = item.record
     await conn.execute(
         text(
@@ -196,13 +197,19 @@ async def _seed_history(conn: AsyncConnection, unique: str) -> None:
         {"h": r.hand_id, "g": r.game, "t": r.table_id, "p": item.practice,
          "f": item.finished_ms, "r": msgspec.json.encode(r).decode()},
     )  # fmt: skip
+
+
+async def _seed_history(conn: AsyncConnection, unique: str) -> None:
+    item = stored(unique, 0)
+    await insert_history_hand(conn, item)
     await conn.execute(
         text(
             "INSERT INTO history_player_hands (user_id, hand_id, game, finished_ms)"
             " VALUES (:u, :h, :g, :f)"
         ),
-        {"u": f"{unique}-a", "h": r.hand_id, "g": r.game, "f": item.finished_ms},
-    )
+        {"u": f"{unique}-a", "h": item.record.hand_id, "g": item.record.game,
+         "f": item.finished_ms},
+    )  # fmt: skip
 
 
 async def _check_history(engine: AsyncEngine, unique: str, _steps: int) -> None:

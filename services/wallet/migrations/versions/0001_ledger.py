@@ -1,5 +1,6 @@
-"""Ledger: accounts, transactions, entries, holds, settlements, credit requests (step 1
-of the old ``schema_migrations`` "wallet").
+"""The ledger's tables (step 1 of the old ``schema_migrations`` "wallet").
+
+Accounts, transactions, entries, holds, settlements, credit requests.
 
 ``{pk}`` is the only dialect-specific piece of DDL: an auto-increment BIGINT key.
 SQLite only auto-assigns an ``INTEGER PRIMARY KEY`` (a 64-bit rowid alias); PostgreSQL
