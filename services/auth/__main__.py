@@ -32,10 +32,10 @@ from kalaro.bus.store import connect_redis
 from kalaro.logs import setup as setup_logs
 from kalaro.proto import subjects
 from kalaro.settings import Settings, load_settings, production_problem
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.accounts import AdminAccount, ensure_admin
 from services.auth.passwords import Passwords
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from services.auth.service import SERVICE_NAME, bootstrap, build_service
 
 log = logging.getLogger("services.auth")
@@ -70,7 +70,7 @@ async def create_admin(
     """The ``create-admin`` command: needs only the database (no NATS, no Redis)."""
     engine = create_engine(settings.database_url)
     try:
-        await migrate(engine, COMPONENT, MIGRATIONS)
+        await migrate_auth(engine)
         return await ensure_admin(
             engine,
             Passwords(),
@@ -85,7 +85,7 @@ async def create_admin(
 
 async def run(settings: Settings) -> None:
     engine = create_engine(settings.database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     redis = connect_redis(settings.redis_url, settings)
     nc = await connect(settings.nats_url, SERVICE_NAME)
     try:

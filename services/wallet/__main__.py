@@ -39,7 +39,7 @@ async def run(settings: Settings) -> None:
     try:
         nc = await connect(settings.nats_url, SERVICE_NAME)
         version = await migrate_wallet(engine)
-        log.info("wallet schema at version %d on %s", version, engine.url.render_as_string())
+        log.info("wallet schema at revision %s on %s", version, engine.url.render_as_string())
         service = build_service(engine, settings)
         consumers: list[DurableConsumer] = []
         reconciler = Reconciler(engine, nc, release_after=settings.hold_release_minutes * 60.0)

@@ -15,9 +15,9 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.accounts import AuthDeps
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from services.auth.service import bootstrap, build_service
 from tests.integration.auth.harness import auth_settings
 
@@ -31,7 +31,7 @@ async def auth_service(
     jwks.write_text('{"keys": []}')
     settings = auth_settings(database_url, tmp_path, jwks)
     engine = create_engine(database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     deps = await bootstrap(
         settings, engine=engine, redis=redis, nc=nc, throttle_prefix=f"test:{unique}:throttle:"
     )
