@@ -37,6 +37,7 @@ class Phase:
     hands: int = 0
     refused_deals: int = 0  # ready/deal frames refused (e.g. the table was not back yet)
     cpu: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds
+    kernel: dict[str, float] = field(default_factory=dict)  # process -> of which system
     # process -> read calls, write calls, bytes written
     io: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     speed_ms: float = 0.0  # machine_speed() just before the phase
@@ -64,6 +65,17 @@ class Phase:
                 parts[part_of(name)] = parts.get(part_of(name), 0.0) + used
         actions = max(1, len(self.latencies_ms))
         return {k: v / actions * 1000 for k, v in sorted(parts.items(), key=lambda kv: -kv[1])}
+
+    def kernel_share_by_part(self) -> dict[str, float]:
+        """The share of each part's CPU spent in the kernel (system calls: the socket
+        reads and writes of the hops, epoll), the load generator left out."""
+        used: dict[str, list[float]] = {}
+        for name, total in self.cpu.items():
+            if name != LOAD_GENERATOR and name in self.kernel:
+                pair = used.setdefault(part_of(name), [0.0, 0.0])
+                pair[0] += self.kernel[name]
+                pair[1] += total
+        return {part: k / t for part, (k, t) in used.items() if t > 0}
 
     def io_per_action_by_part(self) -> dict[str, dict[str, float]]:
         """Read and write system calls and bytes written per action, by part."""
@@ -271,6 +283,7 @@ async def run_phase(
     tasks = [asyncio.create_task(d.run(phase, think, stop)) for d in drivers[: phase.tables]]
     await asyncio.sleep(phase.seconds)
     phase.cpu = meter.used()
+    phase.kernel = meter.kernel_used()
     phase.io = meter.io_used()
     stop.set()
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):

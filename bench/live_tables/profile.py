@@ -7,6 +7,7 @@ drives it. Each flame graph is an SVG whose frames carry their sample counts; ``
 reads them back into self and total shares per function:
 
     .venv/bin/python bench/live_tables/profile.py DIR/gateway-1-500-tables.svg
+    .venv/bin/python bench/live_tables/profile.py --layers DIR/*.svg   # by layer
 """
 
 from __future__ import annotations
@@ -90,8 +91,40 @@ def top(svg: Path, count: int = 15) -> tuple[int, list[tuple[str, float, float]]
     ]
 
 
+#: Where a function's self time goes, by the file it is in (first match wins). The
+#: event loop's own C code (uvloop: epoll, socket reads, callbacks) shows as the self
+#: time of ``Runner.run``.
+LAYERS = (
+    ("event loop (uvloop C code)", ("Runner.run (asyncio/runners.py)",)),
+    ("rules and views (pure)", ("kalaro/games/", "services/engine/step.py", "kalaro/proto/")),
+    ("NATS client (nats-py)", ("(nats/",)),
+    ("Redis client", ("kalaro/bus/redislink",)),
+    ("SQL (SQLAlchemy, aiosqlite, asyncpg)", ("sqlalchemy/", "aiosqlite/", "asyncpg/", "sqlite3/")),
+    ("socket writes and asyncio", ("(asyncio/", "services/gateway/wsserver.py",
+                                   "services/gateway/connection.py", "(uvloop/")),
+    ("our service code", ("services/", "kalaro/")),
+)  # fmt: skip
+
+
+def layers(svg: Path) -> tuple[int, dict[str, float]]:
+    """Self time of a flame graph by layer (:data:`LAYERS`, else "other"), in %."""
+    total, rows = top(svg, count=100_000)
+    shares: dict[str, float] = defaultdict(float)
+    for name, own, _ in rows:
+        layer = next((lay for lay, keys in LAYERS if any(k in name for k in keys)), "other")
+        shares[layer] += own
+    return total, dict(sorted(shares.items(), key=lambda kv: -kv[1]))
+
+
 def main() -> int:
-    for path in sys.argv[1:]:
+    by_layer = "--layers" in sys.argv
+    for path in (a for a in sys.argv[1:] if a != "--layers"):
+        if by_layer:
+            total, shares = layers(Path(path))
+            print(f"{path}: {total} samples; self % by layer")
+            for layer, share in shares.items():
+                print(f"  {share:5.1f}  {layer}")
+            continue
         total, rows = top(Path(path))
         print(f"{path}: {total} samples; self %, total %, function")
         for name, own, whole in rows:

@@ -39,6 +39,11 @@ def print_cpu(phases: list[Phase]) -> None:
         cells = [f"{p.cpu_ms_per_action_by_part().get(part, 0.0):>26.3f}" for p in phases]
         print(f"{part:<18}" + "".join(cells))
     print(f"{'server total':<18}" + "".join(f"{p.server_cpu_ms_per_action:>26.3f}" for p in phases))
+    print("\nshare of each part's CPU in the kernel (system calls, network stack)")
+    for part in sorted(parts, key=lambda n: -phases[-1].cpu_ms_per_action_by_part().get(n, 0)):
+        cells = [f"{p.kernel_share_by_part().get(part, 0.0):>26.0%}" for p in phases]
+        print(f"{part:<18}" + "".join(cells))
+    print(f"{'server total':<18}" + "".join(f"{kernel_share(p):>26.0%}" for p in phases))
     print("\nread + write system calls per action, by part (/proc/<pid>/io)")
     for part in sorted(parts):
         cells = []
@@ -46,6 +51,13 @@ def print_cpu(phases: list[Phase]) -> None:
             io = phase.io_per_action_by_part().get(part, {"reads": 0.0, "writes": 0.0})
             cells.append(f"{io['reads']:>12.1f} + {io['writes']:<11.1f}")
         print(f"{part:<18}" + "".join(cells))
+
+
+def kernel_share(phase: Phase) -> float:
+    """The share of all server CPU (every part) spent in the kernel."""
+    server = [n for n in phase.cpu if n != LOAD_GENERATOR]
+    total = sum(phase.cpu[n] for n in server)
+    return sum(phase.kernel.get(n, 0.0) for n in server) / total if total else 0.0
 
 
 def _cells(actions: float, p50: float, p99: float, errors: int, cpu_ms: float) -> str:
@@ -130,6 +142,8 @@ def phase_json(phase: Phase) -> dict[str, Any]:
         "cpu_ms_per_move_by_part": phase.cpu_ms_per_action_by_part(),
         "cpu_ms_per_move_by_process": {n: c / actions * 1000 for n, c in server.items()},
         "syscalls_per_move_by_part": phase.io_per_action_by_part(),
+        "kernel_share_by_part": phase.kernel_share_by_part(),
+        "kernel_share": kernel_share(phase),
         "load_generator_cpu_ms_per_move": phase.cpu.get(LOAD_GENERATOR, 0.0) / actions * 1000,
         "machine_speed_ms": phase.speed_ms,
         "load_average_before": list(phase.load_average),
@@ -174,6 +188,7 @@ def summary(phases: list[Phase], rounds: list[Round]) -> dict[str, Any]:
             "kalaro_cpu_ms_per_move_by_part": _mean_parts(paced),
             "kalaro_saturation_moves_per_second": ours_sat,
             "kalaro_paced_p99_ms": ours_p99,
+            "kalaro_kernel_share": _mean([kernel_share(p) for p in paced]),
         }
     paced = [max((p for p in phases if p.paced), key=lambda p: p.tables, default=phases[0])]
     return {
@@ -186,6 +201,7 @@ def summary(phases: list[Phase], rounds: list[Round]) -> dict[str, Any]:
         "kalaro_cpu_ms_per_move_by_part": _mean_parts(paced),
         "kalaro_saturation_moves_per_second": phases[-1].actions_per_second,
         "kalaro_paced_p99_ms": percentile(paced[0].latencies_ms, 99),
+        "kalaro_kernel_share": kernel_share(paced[0]),
     }
 
 

@@ -100,13 +100,21 @@ class BenchStack(Stack):
         self.nats.stop()
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far (Linux ``/proc``), or None."""
+def cpu_times(pid: int) -> tuple[float, float] | None:
+    """User and system (kernel: system calls, the network stack) CPU seconds of a
+    process so far (Linux ``/proc``), or None."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far, or None."""
+    times = cpu_times(pid)
+    return None if times is None else times[0] + times[1]
 
 
 def io_counts(pid: int) -> tuple[int, int, int] | None:
@@ -131,10 +139,12 @@ class CpuMeter:
         for spec, process in stack.children:
             self.pids[spec.name] = process.pid
         self._start: dict[str, float] = {}
+        self._kernel: dict[str, float] = {}
         self._io: dict[str, tuple[int, int, int]] = {}
 
     def start(self) -> None:
         self._start = {n: c for n, p in self.pids.items() if (c := cpu_seconds(p)) is not None}
+        self._kernel = {n: t[1] for n, p in self.pids.items() if (t := cpu_times(p)) is not None}
         self._io = {n: c for n, p in self.pids.items() if (c := io_counts(p)) is not None}
 
     def io_used(self) -> dict[str, tuple[int, int, int]]:
@@ -144,6 +154,15 @@ class CpuMeter:
             now = io_counts(self.pids[name])
             if now is not None:
                 out[name] = (now[0] - before[0], now[1] - before[1], now[2] - before[2])
+        return out
+
+    def kernel_used(self) -> dict[str, float]:
+        """System (kernel) CPU seconds per process since ``start``."""
+        out = {}
+        for name, before in self._kernel.items():
+            now = cpu_times(self.pids[name])
+            if now is not None:
+                out[name] = now[1] - before
         return out
 
     def used(self) -> dict[str, float]:

@@ -23,9 +23,9 @@ from typing import Any
 
 import msgspec
 
-from kalaro.games.base import IllegalAction, derive_seed
-from kalaro.games.registry import UnknownGame, rules_for
+from kalaro.games.registry import UnknownGame
 from kalaro.proto.engine import HandRecord
+from kalaro.replay import ReplayError, replay, rules_of
 
 
 class Check(msgspec.Struct, frozen=True):
@@ -68,13 +68,13 @@ def verify_hand(record: HandRecord) -> Report:
         f"{record.seed_commitment[:16]}…",
     )
     try:
-        rules = rules_for(record.game)
-        options = rules.options(record.options)
+        rules, _ = rules_of(record)
     except (UnknownGame, ValueError) as exc:
         check("options", False, str(exc))
         return Report(record.hand_id, tuple(checks))
 
-    state = rules.new_hand(options, derive_seed(server_seed, record.entropy), record.dealer)
+    steps = replay(record)
+    state = next(steps).state
     dealt = rules.dealt(state)
     claimed = tuple(tuple(hand) for hand in record.initial_hands)
     check(
@@ -84,14 +84,12 @@ def verify_hand(record: HandRecord) -> Report:
         if dealt == claimed
         else f"re-derived deal {dealt} differs from the record {claimed}",
     )
-
-    for index, (seat, action_json) in enumerate(record.actions):
-        try:
-            action = msgspec.convert(action_json, rules.action_type)
-            state, _ = rules.apply(state, seat, action)
-        except (IllegalAction, msgspec.ValidationError) as exc:
-            check("replay", False, f"action {index} by seat {seat} is refused: {exc}")
-            return Report(record.hand_id, tuple(checks))
+    try:
+        for step in steps:
+            state = step.state
+    except ReplayError as exc:
+        check("replay", False, str(exc))
+        return Report(record.hand_id, tuple(checks))
     if record.voided:
         return _check_voided(record, rules.is_over(state), checks)
     result = rules.result(state)

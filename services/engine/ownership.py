@@ -29,7 +29,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from prometheus_client import Counter, Gauge
@@ -173,43 +173,54 @@ class Ownership:
                 await self._drop(partition, fence, "its lease was lost")
             replicas = [m.decode() if isinstance(m, bytes) else str(m) for m in live]
             share = share_of(self.replica, replicas, self.partitions)
-            for partition in sorted(set(self.held) - share):
-                await self._give_back(partition, "another replica's share now")
-            for partition in sorted(share - set(self.held)):
-                await self._take(partition)
+            given = sorted(set(self.held) - share)
+            for partition in given:
+                await self._give_back(partition)
+            self._log_released(given, "another replica's share now")
+            tokens = {p: t for p in sorted(share - set(self.held)) if (t := await self._take(p))}
+            if tokens:
+                taken_over = sum(token > 1 for token in tokens.values())
+                log.info(
+                    "engine %s: acquired %d partition(s) %s (%d of them from another "
+                    "replica; replica %s, %d held)",
+                    self.game, len(tokens), spans(tokens), taken_over, self.replica,
+                    len(self.held),
+                )  # fmt: skip
             self._gauge.set(len(self.held))
 
-    async def _take(self, partition: int) -> None:
+    def _log_released(self, partitions: list[int], why: str) -> None:
+        if partitions:
+            log.info(
+                "engine %s: released %d partition(s) %s (replica %s): %s",
+                self.game, len(partitions), spans(partitions), self.replica, why,
+            )  # fmt: skip
+
+    async def _take(self, partition: int) -> int:
+        """Acquire and serve ``partition``: its fencing token, or 0 if it is still held
+        (its owner gives it back, or its lease runs out)."""
         key, counter = self.lease_key(partition), f"{self._token_prefix}{partition}"
         value = await self._acquire(keys=[key, counter], args=[self.replica, self.lease_ms])
         if value is None:
-            return  # still held: its owner gives it back, or its lease runs out
+            return 0
         fence = Fence(key, value.decode() if isinstance(value, bytes) else str(value), counter)
         self.held[partition] = fence
         token = token_of(fence)
         if token > 1:
             self._takeovers.inc()
-        log.info(
-            "engine %s: acquired partition %d (token %d, replica %s)",
-            self.game, partition, token, self.replica,
-        )  # fmt: skip
         try:
             await self._on_acquired(partition)
         except BaseException:
             del self.held[partition]
             await self._release(keys=[key], args=[fence.value])
             raise
+        return token
 
-    async def _give_back(self, partition: int, why: str) -> None:
+    async def _give_back(self, partition: int) -> None:
         fence = self.held[partition]
         # Stop serving first: no request is taken once the lease is free for another.
         await self._on_released(partition)
         self.held.pop(partition, None)
         await self._release(keys=[fence.key], args=[fence.value])
-        log.info(
-            "engine %s: released partition %d (token %d, replica %s): %s",
-            self.game, partition, token_of(fence), self.replica, why,
-        )  # fmt: skip
 
     async def _drop(self, partition: int, fence: Fence, why: str) -> None:
         if self._forget(partition, fence, why):
@@ -256,12 +267,27 @@ class Ownership:
         async with self._lock:
             with contextlib.suppress(Exception):
                 await self._leave(keys=[self.members_key], args=[self.replica])
+            given = []
             for partition in sorted(self.held):
                 try:
-                    await self._give_back(partition, "this replica is stopping")
+                    await self._give_back(partition)
+                    given.append(partition)
                 except Exception:
                     log.warning("engine %s: releasing %d failed", self.game, partition)
+            self._log_released(given, "this replica is stopping")
             self._gauge.set(0)
+
+
+def spans(partitions: Iterable[int]) -> str:
+    """``[0, 1, 2, 5, 7, 8]`` as ``0-2,5,7-8``: one log line says which partitions."""
+    out: list[str] = []
+    for partition in sorted(partitions):
+        if out and out[-1].rsplit("-", 1)[-1] == str(partition - 1):
+            first = out[-1].split("-", 1)[0]
+            out[-1] = f"{first}-{partition}"
+        else:
+            out.append(str(partition))
+    return ",".join(out)
 
 
 __all__ = ["LEASE_MS", "Ownership", "new_replica_id", "token_of"]

@@ -20,10 +20,12 @@ from litestar.di import Provide
 from litestar.params import FromPath, FromQuery, Parameter
 
 from kalaro.bus import RemoteError
-from kalaro.games.registry import GameRules, SeatBoard, rules_for
+from kalaro.games.registry import GameRules, SeatBoard
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto.engine import HandRecord, HandSummary
+from kalaro.replay import replay as replay_hand
+from kalaro.replay import rules_of
 from kalaro.tokens import AccessClaims
 from services.gateway import access
 from services.gateway.hand_source import find_record, player_hands
@@ -128,34 +130,27 @@ def _step(rules: GameRules, view: Any, actor: int | None, events: list[Any]) -> 
 
 def replay(record: HandRecord, seat: int) -> Replay:
     """Re-apply the record's actions and keep what ``seat`` saw after each one."""
-    from kalaro.games.base import derive_seed
-
-    rules = rules_for(record.game)
-    state = rules.new_hand(
-        rules.options(record.options),
-        derive_seed(bytes.fromhex(record.server_seed), record.entropy),
-        record.dealer,
-    )
-    state_dealer: int = state.dealer  # the record's is None when the seed chose it
-    steps = [_step(rules, rules.view(state, seat), None, [])]
-    for actor, action_json in record.actions:
-        action = msgspec.convert(action_json, rules.action_type)
-        state, events = rules.apply(state, actor, action)
-        seen = [e for e in (rules.event_for(e, seat) for e in events) if e is not None]
+    rules, _ = rules_of(record)
+    steps: list[ReplayStep] = []
+    dealer = 0
+    for step in replay_hand(record):
+        if step.actor is None:
+            dealer = step.state.dealer  # the record's is None when the seed chose it
+        seen = [e for e in (rules.event_for(e, seat) for e in step.events) if e is not None]
         # The end's event carries the whole result (every hand): that is ``result``, shown
         # after the last step, so the step only says that the hand ended.
         shown = [
             {"type": "hand_ended"} if b.get("type") == "hand_ended" else b
             for b in (msgspec.to_builtins(e) for e in seen)
         ]
-        steps.append(_step(rules, rules.view(state, seat), actor, shown))
+        steps.append(_step(rules, rules.view(step.state, seat), step.actor, shown))
     return Replay(
         hand_id=record.hand_id,
         table_id=record.table_id,
         game=record.game,
         seat=seat,
         bet=record.bet,
-        dealer=state_dealer,
+        dealer=dealer,
         players=tuple(
             ReplayPlayer(user_id=p.user_id, display_name=p.display_name, is_bot=p.is_bot)
             for p in record.players

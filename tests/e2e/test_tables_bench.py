@@ -16,6 +16,7 @@ SUMMARY_KEYS = {
     "saturation_ratio",
     "p99_ratio",
     "errors",
+    "kalaro_kernel_share",
     "kalaro_cpu_ms_per_move",
     "colyseus_cpu_ms_per_move",
 }
@@ -49,6 +50,11 @@ def test_the_tables_bench_runs_two_gateways_and_two_engines(tmp_path: Path) -> N
         parts = phase["cpu_ms_per_move_by_part"]
         assert {"gateway", "engine", "nats", "redis", "lobby"} <= set(parts), parts
         assert abs(sum(parts.values()) - phase["cpu_ms_per_move"]) < 1e-6
+        # The hops' system calls are kernel time: some of every busy part's CPU, not all.
+        assert 0 < phase["kernel_share"] < 1, phase["kernel_share"]
+        shares = phase["kernel_share_by_part"]
+        assert {"gateway", "engine", "nats"} <= set(shares), shares
+        assert all(0 <= share <= 1 for share in shares.values()), shares
     saturation = result["phases"][-1]
     assert saturation["actions_per_second"] > 0, saturation
     for name in ("gateway-1", "gateway-2", "engine-tongits-1", "engine-tongits-2"):

@@ -67,3 +67,13 @@ def test_per_table_requests_are_routed_to_their_partition_subject() -> None:
     assert routed.owned and not act.owned
     assert (routed.request, routed.reply, routed.idempotent) == (act.request, act.reply, False)
     assert endpoints.to_owner(act, "table-9") is routed  # built once per partition
+
+
+def test_partitions_in_a_log_line_are_written_as_spans() -> None:
+    from services.engine.ownership import spans
+
+    assert spans([5, 0, 1, 2, 7, 8]) == "0-2,5,7-8"
+    assert spans(range(32)) == "0-31"
+    assert spans([3]) == "3"
+    assert spans([]) == ""
+    assert spans([1, 3, 5]) == "1,3,5"
