@@ -93,11 +93,17 @@ class _WatchedTransport:
 
     def __init__(self, transport: asyncio.Transport, owner: RequestDeadline) -> None:
         self.unwrapped = transport
-        self._owner = owner
+        self._owner: RequestDeadline | None = owner
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        self._owner.responded = True
+        if self._owner is not None:
+            self._owner.responded = True
         self.unwrapped.write(data)
+
+    def release(self) -> None:
+        """The connection is a WebSocket now: let the deadline go (it is not kept alive
+        by uvicorn's spent HTTP protocol, which still holds this view)."""
+        self._owner = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.unwrapped, name)
@@ -109,6 +115,17 @@ class RequestDeadline(asyncio.Protocol):
 
     inner: ClassVar[type[asyncio.Protocol]]
     request_seconds: ClassVar[float] = 10.0
+
+    __slots__ = (
+        "_deadline",
+        "_has_body",
+        "_http",
+        "_loop",
+        "_parser",
+        "_transport",
+        "_watched",
+        "responded",
+    )
 
     def __init__(
         self,
@@ -125,6 +142,7 @@ class RequestDeadline(asyncio.Protocol):
         self._loop = _loop or asyncio.get_event_loop()
         self._parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)
         self._transport: asyncio.Transport | None = None
+        self._watched: _WatchedTransport | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self._has_body = False
         self.responded = False  # the wrapped protocol has written this request's response
@@ -132,8 +150,8 @@ class RequestDeadline(asyncio.Protocol):
     # --- asyncio.Protocol: ours, then the wrapped protocol's ----------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)
-        watched = _WatchedTransport(self._transport, self)
-        self._http.connection_made(cast(asyncio.Transport, watched))
+        self._watched = _WatchedTransport(self._transport, self)
+        self._http.connection_made(cast(asyncio.Transport, self._watched))
         self._arm()
 
     def data_received(self, data: bytes) -> None:
@@ -142,6 +160,8 @@ class RequestDeadline(asyncio.Protocol):
                 self._parser.feed_data(data)
             except httptools.HttpParserUpgrade:
                 self._stop_watching()  # a WebSocket now (its headers ended the deadline)
+                if self._watched is not None:
+                    self._watched.release()
             except httptools.HttpParserError:
                 self._stop_watching()  # uvicorn answers 400 and closes
         self._http.data_received(data)
@@ -214,5 +234,9 @@ def http_with_request_deadline(
     default) cutting connections whose request takes longer than ``seconds`` to arrive."""
     if seconds <= 0:
         raise ValueError("the request deadline must be positive")
-    attributes = {"request_seconds": seconds, "inner": inner or uvicorn_http_protocol()}
+    attributes = {
+        "__slots__": (),
+        "request_seconds": seconds,
+        "inner": inner or uvicorn_http_protocol(),
+    }
     return type("RequestDeadlineProtocol", (RequestDeadline,), attributes)
