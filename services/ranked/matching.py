@@ -118,7 +118,7 @@ class _Bucket:
         chosen = [anchor]
         start = bisect.bisect_left(self.ratings, anchor.rating)
         left, right = start - 1, start
-        while len(chosen) <= wanted:
+        while len(chosen) <= wanted and (left >= 0 or right < len(self.ratings)):
             left_gap = anchor.rating - self.ratings[left] if left >= 0 else math.inf
             right_gap = self.ratings[right] - anchor.rating if right < len(self.ratings) else math.inf
             if min(left_gap, right_gap) > half_width:
