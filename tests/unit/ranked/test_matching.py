@@ -145,8 +145,13 @@ def test_table_sizes_are_the_registry_s() -> None:
 _queues = st.lists(
     st.builds(
         lambda i, game, bet, rating, waited, ip, dev: _entry(
-            f"u{i}", rating, game=game, bet=bet, waited_s=waited,
-            addresses=(f"ip{ip}",), devices=(f"d{dev}",),
+            f"u{i}",
+            rating,
+            game=game,
+            bet=bet,
+            waited_s=waited,
+            addresses=(f"ip{ip}",),
+            devices=(f"d{dev}",),
         ),
         st.integers(0, 10_000),
         st.sampled_from(["tongits", "mahjong", "kawuxing"]),
@@ -155,7 +160,7 @@ _queues = st.lists(
         st.floats(0, 90),
         st.integers(0, 40),
         st.integers(0, 60),
-    ),  # fmt: skip
+    ),
     max_size=60,
     unique_by=lambda e: e.user_id,
 )
