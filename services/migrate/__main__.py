@@ -1,6 +1,6 @@
 """``python -m services.migrate``: bring every SQL component's tables up to date, then exit.
 
-The Kubernetes migration Job (deploy/k8s/migrate-job.yaml) runs it before a rollout.
+The Kubernetes migration Job (deploy/kustomize/base/migrate-job.yaml) runs it before a rollout.
 Each service's Alembic revisions (auth, wallet, history) run up to head, the revision
 recorded in ``<service>_alembic_version``, so a second run changes nothing. Each upgrade
 holds the lock the services take when they migrate at start-up (see
