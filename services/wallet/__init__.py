@@ -4,9 +4,10 @@
 money rules they apply are pure, in :mod:`~services.wallet.rules` and
 :mod:`~services.wallet.outcomes`; their SQL is in :mod:`~services.wallet.store` and
 :mod:`~services.wallet.hand_store`),
-:mod:`~services.wallet.schema` the tables and migrations, and
-:mod:`~services.wallet.handlers` are its request handlers, bound to their subjects in
-:mod:`~services.wallet.bootstrap`, and :mod:`~services.wallet.service` its JetStream consumers.
+:mod:`~services.wallet.schema` the tables and migrations,
+:mod:`~services.wallet.handlers` the request handlers (bound to their subjects in
+:mod:`~services.wallet.bootstrap`) and :mod:`~services.wallet.service` the JetStream
+consumers.
 Run it with ``python -m services.wallet``.
 """
 
