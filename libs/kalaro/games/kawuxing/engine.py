@@ -101,7 +101,7 @@ _TABLE = tilegame.Table(
     game="Ka Wu Xing",
     seats=SEATS,
     kong="kong",
-    win=Claim("win"),
+    win=Claim(kind="win"),
     priority=CLAIM_PRIORITY,
     several_winners=True,
     turn_fields={"replacement": False, "visible_kong": False},
@@ -172,14 +172,14 @@ def _claim_offers(
         if seat != discarder:
             _, may_win = can_win_on(state, seat, tile, robbing=robbing, after_kong=after_kong)
             if may_win:
-                mine.append(Claim("win"))
+                mine.append(Claim(kind="win"))
             # A shown hand is locked; a robbed kong's tile can only be won on.
             if not player.shown and not robbing:
                 held = player.hand.count(tile)
                 if held >= 3 and state.wall:  # a kong needs a replacement tile
-                    mine.append(Claim("kong", (tile, tile, tile)))
+                    mine.append(Claim(kind="kong", tiles=(tile, tile, tile)))
                 if held >= 2:
-                    mine.append(Claim("pong", (tile, tile)))
+                    mine.append(Claim(kind="pong", tiles=(tile, tile)))
         offers.append(tuple(mine))
     return tuple(offers)
 

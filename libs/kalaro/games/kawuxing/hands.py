@@ -81,7 +81,7 @@ BIG_ITEM: ItemName = "seven_pairs_four_identical"
 Source = Literal["self_draw", "discard", "robbed_kong"]
 
 
-class ScoreItem(msgspec.Struct, frozen=True):
+class ScoreItem(msgspec.Struct, frozen=True, kw_only=True):
     """One score item of a win; ``tile`` names the kind for a tile hog."""
 
     name: ItemName
@@ -89,7 +89,7 @@ class ScoreItem(msgspec.Struct, frozen=True):
     tile: str | None = None
 
 
-class Score(msgspec.Struct, frozen=True):
+class Score(msgspec.Struct, frozen=True, kw_only=True):
     """The best reading of a winning hand: its items, their product, and the cap."""
 
     items: tuple[ScoreItem, ...]
@@ -106,7 +106,7 @@ class Score(msgspec.Struct, frozen=True):
 
 
 def _item(name: ItemName, tile: str | None = None) -> ScoreItem:
-    return ScoreItem(name, ITEM_MULTIPLIERS[name], tile)
+    return ScoreItem(name=name, multiplier=ITEM_MULTIPLIERS[name], tile=tile)
 
 
 # -- winning patterns and waits ------------------------------------------------------------

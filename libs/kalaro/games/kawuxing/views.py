@@ -25,7 +25,7 @@ from kalaro.games.kawuxing.state import SEATS, KongKind, Meld, MeldKind, Phase, 
 from kalaro.games.tilegame.views import check_viewer, table_fields
 
 
-class MeldView(msgspec.Struct, frozen=True):
+class MeldView(msgspec.Struct, frozen=True, kw_only=True):
     """A pong or kong as the viewer sees it; ``tiles`` is None for a face-down kong."""
 
     kind: MeldKind
@@ -36,7 +36,7 @@ class MeldView(msgspec.Struct, frozen=True):
     on_kong: bool = False
 
 
-class PlayerView(msgspec.Struct, frozen=True):
+class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     """One seat as the viewer sees it."""
 
     seat: int
@@ -48,7 +48,7 @@ class PlayerView(msgspec.Struct, frozen=True):
     shown: bool
 
 
-class Wait(msgspec.Struct, frozen=True):
+class Wait(msgspec.Struct, frozen=True, kw_only=True):
     """A tile that would complete the viewer's hand.
 
     ``self_draw_only``: on an ordinary discard it would be a chicken hand (no score
@@ -59,7 +59,7 @@ class Wait(msgspec.Struct, frozen=True):
     self_draw_only: bool
 
 
-class CallView(msgspec.Struct, frozen=True):
+class CallView(msgspec.Struct, frozen=True, kw_only=True):
     """A tile that may still be claimed (who may claim it is private)."""
 
     discarder: int

@@ -111,7 +111,7 @@ _TABLE = tilegame.Table(
     game="Mahjong",
     seats=SEATS,
     kong="kang",
-    win=Claim("mahjong"),
+    win=Claim(kind="mahjong"),
     priority=CLAIM_PRIORITY,
     several_winners=False,
     claim=Claim,
@@ -150,7 +150,7 @@ def _jokers_held(state: State, seat: int) -> int:
     return 0 if joker is None else state.players[seat].hand.count(joker)
 
 
-class _Drawn(msgspec.Struct, frozen=True):
+class _Drawn(msgspec.Struct, frozen=True, kw_only=True):
     """A draw with its flower chain: the tile kept (None if the wall ran out)."""
 
     tile: str | None
@@ -234,15 +234,15 @@ def _claim_offers(state: State, discarder: int, tile: str) -> tuple[tuple[Claim,
         mine: list[Claim] = []
         hand = player.hand
         if _may_win_on(state, seat, tile):
-            mine.append(Claim("mahjong"))
+            mine.append(Claim(kind="mahjong"))
         held = hand.count(tile)
         if held >= 3 and state.wall:  # a kang needs a replacement tile
-            mine.append(Claim("kang", (tile, tile, tile)))
+            mine.append(Claim(kind="kang", tiles=(tile, tile, tile)))
         if held >= 2:
-            mine.append(Claim("pong", (tile, tile)))
+            mine.append(Claim(kind="pong", tiles=(tile, tile)))
         if seat == (discarder + 1) % SEATS:  # chow: only the next player
             mine.extend(
-                Claim("chow", (low, high))
+                Claim(kind="chow", tiles=(low, high))
                 for low, high in chow_partners(tile)
                 if low in hand and high in hand and joker not in (low, high)
             )
@@ -253,7 +253,7 @@ def _claim_offers(state: State, discarder: int, tile: str) -> tuple[tuple[Claim,
 def _rob_offers(state: State, declarer: int, tile: str) -> tuple[tuple[Claim, ...], ...]:
     """Who may rob ``declarer``'s added kang of ``tile``: Mahjong only."""
     return tuple(
-        (Claim("mahjong"),) if seat != declarer and _may_win_on(state, seat, tile) else ()
+        (Claim(kind="mahjong"),) if seat != declarer and _may_win_on(state, seat, tile) else ()
         for seat in range(SEATS)
     )
 

@@ -42,7 +42,7 @@ WIN_BLOCKED_REASONS: dict[str, str] = {
 }
 
 
-class PlayerView(msgspec.Struct, frozen=True):
+class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     """One seat as the viewer sees it."""
 
     seat: int
@@ -55,7 +55,7 @@ class PlayerView(msgspec.Struct, frozen=True):
     discards: tuple[str, ...]
 
 
-class CallView(msgspec.Struct, frozen=True):
+class CallView(msgspec.Struct, frozen=True, kw_only=True):
     """A discard (or a kang being added) that may still be claimed (who may is private)."""
 
     discarder: int
@@ -117,7 +117,7 @@ def _win_blocked(state: State, seat: int) -> WinBlocked | None:
     if (
         call is not None
         and seat != call.discarder
-        and Claim("mahjong") not in call.offers[seat]
+        and Claim(kind="mahjong") not in call.offers[seat]
         and winning_pattern((*player.hand, call.tile), player.melds, state.joker, state.options)
     ):
         if blocks and state.passed_win[seat]:

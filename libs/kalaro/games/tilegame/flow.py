@@ -574,7 +574,7 @@ def record_answer(
     if call.answered[seat]:
         raise IllegalAction("already_answered", "you have answered this discard already")
     if claim is not None:
-        claim = table.claim(claim.kind, tuple(sorted(claim.tiles, key=safe_key)))
+        claim = table.claim(kind=claim.kind, tiles=tuple(sorted(claim.tiles, key=safe_key)))
         assert claim is not None
         if claim not in call.offers[seat]:
             if refuse is not None:
