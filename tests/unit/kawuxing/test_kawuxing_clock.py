@@ -107,13 +107,17 @@ def test_the_turn_timer_runs_per_turn_not_restarted_by_a_draw_or_kong() -> None:
         assert kw.pending_timer(state) == timer
     state, _ = kw.apply(state, 0, Discard("8s"))
     assert state.turn == 1
-    assert kw.pending_timer(state) == Timer(kind="turn", seats=(1,), seconds=30, opened_at=state.step)
+    assert kw.pending_timer(state) == Timer(
+        kind="turn", seats=(1,), seconds=30, opened_at=state.step
+    )
 
 
 def test_a_pong_starts_the_claimers_turn_and_its_time_out_discards_the_rightmost() -> None:
     state = discarded_5s()
     state, _ = play(state, [(1, Claim(kind="pong", tiles=("5s", "5s"))), (2, Pass())])
-    assert kw.pending_timer(state) == Timer(kind="turn", seats=(1,), seconds=30, opened_at=state.step)
+    assert kw.pending_timer(state) == Timer(
+        kind="turn", seats=(1,), seconds=30, opened_at=state.step
+    )
     rightmost = state.players[1].hand[-1]
     state, events = kw.apply(state, 1, TimeOut())
     assert events[:2] == [TimedOut(seat=1, away=False), TileDiscarded(seat=1, tile=rightmost)]
@@ -227,8 +231,12 @@ def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() ->
     """Who may claim is private: a window's deadline (every seat sees it) must not tell
     that only away seats can claim, so it never shortens for them."""
     state = discarded_5s()  # waits on seats 1 and 2
-    assert kw.pending_timer(away(state, 1)) == Timer(kind="call", seats=(1, 2), seconds=10, opened_at=2)
-    assert kw.pending_timer(away(state, 1, 2)) == Timer(kind="call", seats=(1, 2), seconds=10, opened_at=2)
+    assert kw.pending_timer(away(state, 1)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
+    assert kw.pending_timer(away(state, 1, 2)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
     for viewer in (0, None):  # not waited on: the same clock whoever is away
         assert kw.view(away(state, 1, 2), viewer).clock == Clock(kind="call", seats=(), seconds=10)
     assert kw.view(away(state, 1, 2), 1).clock == Clock(kind="call", seats=(1,), seconds=10)

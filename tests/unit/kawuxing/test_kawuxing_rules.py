@@ -142,7 +142,9 @@ def test_the_window_asks_only_seats_that_can_claim_and_privately() -> None:
     state, events = play(state, [(0, Draw()), (0, Discard("5s"))])
     assert events[2:] == [
         CallWindowOpened(discarder=0, tile="5s", seconds=10),
-        ClaimsOffered(seat=1, tile="5s", claims=(Claim(kind="pong", tiles=("5s", "5s")),), seconds=10),
+        ClaimsOffered(
+            seat=1, tile="5s", claims=(Claim(kind="pong", tiles=("5s", "5s")),), seconds=10
+        ),
         ClaimsOffered(seat=2, tile="5s", claims=(Claim(kind="win"),), seconds=10),
     ]
     assert kw.to_act(state) == [1, 2]
@@ -165,7 +167,9 @@ def test_win_beats_pong_and_a_pong_waits_for_a_possible_win() -> None:
 
 def test_a_pong_goes_ahead_when_the_winner_passes_then_the_claimer_discards() -> None:
     state = rig(WIN_OVER_PONG, front="5s")
-    state, _ = play(state, [(0, Draw()), (0, Discard("5s")), (1, Claim(kind="pong", tiles=("5s", "5s")))])
+    state, _ = play(
+        state, [(0, Draw()), (0, Discard("5s")), (1, Claim(kind="pong", tiles=("5s", "5s")))]
+    )
     state, events = kw.apply(state, 2, Pass())
     meld = kw.Meld(kind="pong", tiles=("5s",) * 3, claimed="5s", from_seat=0)
     assert events[-1] == TileClaimed(seat=1, discarder=0, meld=meld)

@@ -49,7 +49,9 @@ def test_a_concealed_kong_is_face_down_to_the_others_until_the_end() -> None:
 
 def test_pongs_and_discards_are_public() -> None:
     state = rig(KONG_TABLE, front="5s", melds={}, wall_size=20)
-    state, _ = play(state, [(0, Draw()), (0, Discard("5s")), (1, Claim(kind="pong", tiles=("5s", "5s")))])
+    state, _ = play(
+        state, [(0, Draw()), (0, Discard("5s")), (1, Claim(kind="pong", tiles=("5s", "5s")))]
+    )
     for viewer in (None, 0, 2):
         seen = kw.view(state, viewer)
         assert seen.players[1].melds[0].tiles == ("5s",) * 3

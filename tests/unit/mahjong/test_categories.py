@@ -152,7 +152,10 @@ def test_each_category_is_detected_named_and_paid(
         assert bills[0].items == (mj.Item(name="discarder", units=points, detail=name),)
         assert bills[2].items == (mj.Item(name="other_loser", units=1),)
     else:
-        assert all(c.items == (mj.Item(name="self_draw", units=points, detail=name),) for c in result.charges)
+        assert all(
+            c.items == (mj.Item(name="self_draw", units=points, detail=name),)
+            for c in result.charges
+        )
 
 
 def test_the_win_event_names_the_category() -> None:

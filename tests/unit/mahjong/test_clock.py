@@ -218,7 +218,9 @@ def test_two_time_outs_in_a_row_mark_a_seat_away_and_its_clock_runs_0_s() -> Non
     assert state.away == (False, True, False, False) and state.timeouts == (0, 2, 0, 0)
     assert mj.away_seats(state) == (1,)
     # Its next turn runs 0 s; a seat that is not away gets the full turn.
-    assert mj.pending_timer(rig(CLAIMS, dealer=1)) == Timer(kind="turn", seats=(1,), seconds=30, opened_at=0)
+    assert mj.pending_timer(rig(CLAIMS, dealer=1)) == Timer(
+        kind="turn", seats=(1,), seconds=30, opened_at=0
+    )
     later = away(rig(CLAIMS, dealer=1), 1)
     assert mj.pending_timer(later) == Timer(kind="turn", seats=(1,), seconds=0, opened_at=0)
 
@@ -240,8 +242,12 @@ def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() ->
     """Who may claim is private: a window's deadline (every seat sees it) must not tell
     that only away seats can claim, so it never shortens for them."""
     state = after_discard(CLAIMS, "9s", "5m")  # waits on seats 1 and 2
-    assert mj.pending_timer(away(state, 1)) == Timer(kind="call", seats=(1, 2), seconds=10, opened_at=2)
-    assert mj.pending_timer(away(state, 1, 2)) == Timer(kind="call", seats=(1, 2), seconds=10, opened_at=2)
+    assert mj.pending_timer(away(state, 1)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
+    assert mj.pending_timer(away(state, 1, 2)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
     answered, _ = mj.apply(away(state, 1), 2, Pass())  # now it waits on seat 1 alone
     assert mj.pending_timer(answered) == Timer(kind="call", seats=(1,), seconds=10, opened_at=2)
     for viewer in (0, 3, None):  # not waited on: the same clock as when others may claim
@@ -291,7 +297,9 @@ def test_a_window_only_away_seats_may_claim_is_settled_out_of_sight() -> None:
     state, _ = mj.apply(state, 0, Draw())
     state, events = mj.apply(state, 0, Discard("5m"))
     assert state.phase == "draw" and state.turn == 1 and state.call is None
-    assert mj.pending_timer(state) == Timer(kind="turn", seats=(1,), seconds=0, opened_at=state.step)
+    assert mj.pending_timer(state) == Timer(
+        kind="turn", seats=(1,), seconds=0, opened_at=state.step
+    )
     for viewer in (None, 0, 3):
         seen = [e for e in events if mj.event_for(e, viewer) is not None]
         assert seen == [TileDiscarded(seat=0, tile="5m")]
@@ -318,7 +326,9 @@ def test_an_away_seat_is_answered_at_once_in_a_window_others_may_claim() -> None
     assert any(isinstance(e, CallWindowOpened) for e in events)
     assert CallAnswered(seat=3, claim=Claim(kind="mahjong")) in events
     assert mj.to_act(state) == [2]
-    assert mj.pending_timer(state) == Timer(kind="call", seats=(2,), seconds=10, opened_at=state.step)
+    assert mj.pending_timer(state) == Timer(
+        kind="call", seats=(2,), seconds=10, opened_at=state.step
+    )
     assert mj.legal_actions(state, 3) == [Back()]
     state, _ = mj.apply(state, 2, Pass())
     result = mj.result(state)

@@ -249,12 +249,18 @@ def test_each_player_is_told_privately_what_they_may_claim() -> None:
     state = rig(CLAIMS, front="9s")
     state, _ = mj.apply(state, 0, Draw())
     state, events = mj.apply(state, 0, Discard("5m"))
-    chows = [Claim(kind="chow", tiles=("3m", "4m")), Claim(kind="chow", tiles=("4m", "6m")), Claim(kind="chow", tiles=("6m", "7m"))]
+    chows = [
+        Claim(kind="chow", tiles=("3m", "4m")),
+        Claim(kind="chow", tiles=("4m", "6m")),
+        Claim(kind="chow", tiles=("6m", "7m")),
+    ]
     assert events == [
         TileDiscarded(seat=0, tile="5m"),
         CallWindowOpened(discarder=0, tile="5m", seconds=10),
         ClaimsOffered(seat=1, tile="5m", claims=tuple(chows), seconds=10),
-        ClaimsOffered(seat=2, tile="5m", claims=(Claim(kind="pong", tiles=("5m", "5m")),), seconds=10),
+        ClaimsOffered(
+            seat=2, tile="5m", claims=(Claim(kind="pong", tiles=("5m", "5m")),), seconds=10
+        ),
     ]
     assert mj.to_act(state) == [1, 2]  # seat 3 has nothing to claim: not waited on
     assert mj.legal_actions(state, 1) == [*chows, Pass()]
@@ -312,7 +318,9 @@ def test_a_claim_nobody_left_can_beat_resolves_at_once() -> None:
 
 def test_chow_wins_when_the_pong_holder_passes_and_the_claimer_discards_without_drawing() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
-    state, _ = play(state, [(1, Claim(kind="chow", tiles=("4m", "3m"))), (2, Pass())])  # any tile order
+    state, _ = play(
+        state, [(1, Claim(kind="chow", tiles=("4m", "3m"))), (2, Pass())]
+    )  # any tile order
     assert state.players[1].melds == (
         Meld(kind="chow", tiles=("3m", "4m", "5m"), claimed="5m", from_seat=0),
     )
@@ -385,7 +393,10 @@ def test_claims_not_offered_are_refused() -> None:
 def test_kang_claim_beats_chow_and_draws_a_replacement_first() -> None:
     state = after_discard(KANG_CLAIM, "9s", "5m", back="8p")
     assert state.call is not None
-    assert state.call.offers[2] == (Claim(kind="kang", tiles=("5m",) * 3), Claim(kind="pong", tiles=("5m",) * 2))
+    assert state.call.offers[2] == (
+        Claim(kind="kang", tiles=("5m",) * 3),
+        Claim(kind="pong", tiles=("5m",) * 2),
+    )
     state, _ = mj.apply(state, 1, Claim(kind="chow", tiles=("3m", "4m")))
     state, events = mj.apply(state, 2, Claim(kind="kang", tiles=("5m",) * 3))
     meld = Meld(kind="kang", tiles=("5m",) * 4, claimed="5m", from_seat=0)
@@ -561,7 +572,10 @@ def test_self_draw_with_two_kangs_everyone_pays_4() -> None:
     result = mj.result(state)
     assert result is not None
     assert result.payments == (12, -4, -4, -4)
-    assert result.charges[0].items == (mj.Item(name="self_draw", units=2), mj.Item(name="kang", units=2))
+    assert result.charges[0].items == (
+        mj.Item(name="self_draw", units=2),
+        mj.Item(name="kang", units=2),
+    )
     assert result.next_dealer == 0  # the dealer won
 
 

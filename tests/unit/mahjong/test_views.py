@@ -137,7 +137,10 @@ def test_state_view_and_result_round_trip(codec: object) -> None:
         (b'{"type": "discard", "tile": "5m"}', Discard("5m")),
         (b'{"type": "declare_kang", "tile": "1p"}', DeclareKang("1p")),
         (b'{"type": "declare_win"}', DeclareWin()),
-        (b'{"type": "claim", "kind": "chow", "tiles": ["3m", "4m"]}', Claim(kind="chow", tiles=("3m", "4m"))),
+        (
+            b'{"type": "claim", "kind": "chow", "tiles": ["3m", "4m"]}',
+            Claim(kind="chow", tiles=("3m", "4m")),
+        ),
         (b'{"type": "claim", "kind": "mahjong"}', Claim(kind="mahjong")),
         (b'{"type": "pass"}', Pass()),
         (b'{"type": "time_out"}', TimeOut()),
@@ -169,6 +172,8 @@ def test_bad_actions_are_refused_at_decode(payload: bytes) -> None:
 
 def test_events_round_trip_through_their_decoder() -> None:
     state = rig(CLAIMS, front="1f", back="9s")
-    _, events = play(state, [(0, Draw()), (0, Discard("5m")), (1, Claim(kind="chow", tiles=("3m", "4m")))])
+    _, events = play(
+        state, [(0, Draw()), (0, Discard("5m")), (1, Claim(kind="chow", tiles=("3m", "4m")))]
+    )
     for event in events:
         assert mj.EVENT_JSON_DECODER.decode(msgspec.json.encode(event)) == event

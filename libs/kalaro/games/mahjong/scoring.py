@@ -134,7 +134,11 @@ def table_charge(
         items.append(Item(name="other_loser", units=points.units(OTHER_PLAYER)))
     if kangs and points.units(KANG_BONUS):
         items.append(Item(name="kang", units=kangs * points.units(KANG_BONUS)))
-    items.extend(Item(name="special", units=points.units(s), detail=s) for s in outcome.specials if points.units(s))
+    items.extend(
+        Item(name="special", units=points.units(s), detail=s)
+        for s in outcome.specials
+        if points.units(s)
+    )
     total = sum(item.units for item in items)
     return Charge(
         payer=loser,

@@ -255,7 +255,10 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
         actions.extend(ExposeSecretSet(cards) for cards in four_of_a_kinds(hand))
     for meld in state.melds:
         if not meld.face_down:
-            actions.extend(LayOff(cards=cards, meld_id=meld.id) for cards in layoffs(hand, meld.cards, meld.kind))
+            actions.extend(
+                LayOff(cards=cards, meld_id=meld.id)
+                for cards in layoffs(hand, meld.cards, meld.kind)
+            )
     actions.extend(Discard(card) for card in state.hands[seat])
     return actions
 
