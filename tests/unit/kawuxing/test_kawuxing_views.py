@@ -86,7 +86,8 @@ def test_shown_hands_are_in_every_view() -> None:
 
 def test_messages_round_trip_as_json() -> None:
     for action in (Draw(), Discard("5s"), kw.ShowHand("7z"), DeclareKong("1p"), kw.DeclareWin(),
-                   Claim(kind="win"), Claim(kind="pong", tiles=("2s", "2s")), Pass(), kw.TimeOut()):  # fmt: skip
+                   Claim(kind="win"), Claim(kind="pong", tiles=("2s", "2s")), Pass(),
+                   kw.TimeOut()):  # fmt: skip
         assert kw.decode_action(msgspec.json.encode(action)) == action
     for bad in (b'{"type": "chow", "tiles": []}', b'{"type": "discard", "tile": "1m9"}',
                 b'{"type": "claim", "kind": "chow"}'):  # fmt: skip
