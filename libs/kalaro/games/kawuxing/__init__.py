@@ -34,15 +34,11 @@ from kalaro.games.kawuxing.actions import (
 )
 from kalaro.games.kawuxing.engine import (
     apply,
-    away_seats,
     can_win_on,
     hand_size_ok,
-    is_over,
     legal_actions,
     new_hand,
-    pending_timer,
     tiles_in_play,
-    to_act,
 )
 from kalaro.games.kawuxing.events import (
     EVENT_JSON_DECODER,
@@ -94,6 +90,7 @@ from kalaro.games.kawuxing.scoring import (
 from kalaro.games.kawuxing.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.kawuxing.views import CallView, MeldView, PlayerView, View, Wait, view
 from kalaro.games.registry import Secrets
+from kalaro.games.tilegame.flow import away_seats, is_over, pending_timer, to_act
 from kalaro.games.tilegame.views import board
 
 # The game's facts, for the registry (kalaro.games.registry.GameModule).

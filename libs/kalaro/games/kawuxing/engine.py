@@ -43,7 +43,6 @@ from typing import Never, NoReturn
 
 import msgspec
 
-from kalaro.games import clock
 from kalaro.games.base import IllegalAction, shuffled
 from kalaro.games.kawuxing.actions import (
     CLAIM_PRIORITY,
@@ -86,10 +85,10 @@ from kalaro.games.kawuxing.state import (
     Outcome,
     Player,
     State,
-    Timer,
 )
+from kalaro.games.tilegame import calls
 from kalaro.games.tilegame import flow as tilegame
-from kalaro.games.tilegame.flow import replaced, with_tiles, without_tiles
+from kalaro.games.tilegame.table import Table, replaced, with_tiles, without_tiles
 from kalaro.games.tiles import sort_key
 
 #: The deal: three rounds of four tiles from the dealer, then one more each (13).
@@ -97,7 +96,7 @@ _DEAL_ROUNDS = 3
 _DEAL_BATCH = 4
 
 
-_TABLE = tilegame.Table(
+_TABLE = Table(
     game="Ka Wu Xing",
     seats=SEATS,
     kong="kong",
@@ -226,31 +225,6 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
     return actions
 
 
-def to_act(state: State) -> list[int]:
-    """Seats whose input the hand waits for: the player to move, or the seats that may claim."""
-    return tilegame.to_act(state)
-
-
-def pending_timer(state: State) -> Timer | None:
-    """The deadline the worker must run now, if any: the call window, or the turn.
-
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
-    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
-    claim is private).
-    """
-    return tilegame.pending_timer(state, Timer)
-
-
-def away_seats(state: State) -> tuple[int, ...]:
-    """The seats marked away now (at the hand's end: to sit out the next deal)."""
-    return clock.away_seats(state.away)
-
-
-def is_over(state: State) -> bool:
-    """Whether the hand has ended (won or wall out); ``result`` then has the payments."""
-    return state.phase == "over"
-
-
 # -- moves --------------------------------------------------------------------------
 
 
@@ -367,7 +341,7 @@ def _put_down(
     if shown is not None:
         events.append(HandShown(seat=seat, hand=shown[0], waits=shown[1]))
     offers = _claim_offers(state, seat, tile, robbing=False, after_kong=after_kong)
-    return tilegame.offer(
+    return calls.offer(
         _TABLE, state, seat, tile, offers, events, answer=_answer, after_kong=after_kong
     )
 
@@ -387,9 +361,9 @@ def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
     # The tile added to a pong may be won on by the others (Rob a Kong) before it counts.
     offers = _claim_offers(state, seat, tile, robbing=True, after_kong=False)
     if any(offers):
-        if tilegame.in_sight(state, offers):  # else only away seats could: out of sight
+        if calls.in_sight(state, offers):  # else only away seats could: out of sight
             events.append(KongOffered(seat=seat, tile=tile))
-        return tilegame.open_window(
+        return calls.open_window(
             _TABLE,
             state,
             seat,
@@ -443,8 +417,8 @@ def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]
     Any seat that may still win is waited for (it could win alone, or as a second
     winner); a kong or pong goes ahead once nobody still deciding could outrank it.
     """
-    state = tilegame.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
-    return tilegame.resolve(
+    state = calls.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
+    return calls.resolve(
         _TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_extend_pong
     )
 
@@ -472,7 +446,7 @@ def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
     if the hand is complete, else discard the drawn tile (after a pong: the rightmost).
     """
     if state.phase == "calls":
-        return _answer(state, seat, tilegame.timed_out_answer(_TABLE, state, seat), events)
+        return _answer(state, seat, calls.timed_out_answer(_TABLE, state, seat), events)
     tilegame.check_turn_timeout(state, seat)
     if state.phase == "draw":
         state = _draw(state, seat, events)
@@ -490,7 +464,7 @@ def _win_on_tile(state: State, winners: tuple[int, ...], events: list[AnyEvent])
     call = state.call
     assert call is not None
     tile, giver_seat = call.tile, call.discarder
-    players = tilegame.give_tile(state, winners[0])
+    players = calls.give_tile(state, winners[0])
     events.extend(
         HandWon(seat=s, tile=tile, self_draw=False, discarder=giver_seat, robbed_kong=call.robbing)
         for s in winners
@@ -519,7 +493,7 @@ def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent])
         from_seat=discarder,
         kong="exposed" if claim.kind == "kong" else None,
     )
-    state = tilegame.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
+    state = calls.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
     if claim.kind == "kong":
         return _take_tile(state, seat, replacement=True, events=events, visible=True)
     return state

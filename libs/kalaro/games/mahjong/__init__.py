@@ -34,13 +34,9 @@ from kalaro.games.mahjong.actions import (
 from kalaro.games.mahjong.engine import (
     HAND_SIZE,
     apply,
-    away_seats,
-    is_over,
     legal_actions,
     new_hand,
-    pending_timer,
     tiles_in_play,
-    to_act,
 )
 from kalaro.games.mahjong.events import (
     EVENT_JSON_DECODER,
@@ -77,6 +73,7 @@ from kalaro.games.mahjong.scoring import Charge, Item, Result, RevealedHand, nex
 from kalaro.games.mahjong.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.mahjong.views import WIN_BLOCKED_REASONS, CallView, PlayerView, View, view
 from kalaro.games.registry import Secrets
+from kalaro.games.tilegame.flow import away_seats, is_over, pending_timer, to_act
 from kalaro.games.tilegame.views import board
 
 # The game's facts, for the registry (kalaro.games.registry.GameModule).

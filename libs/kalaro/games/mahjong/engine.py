@@ -48,7 +48,6 @@ from typing import Never, NoReturn
 
 import msgspec
 
-from kalaro.games import clock
 from kalaro.games.base import IllegalAction, shuffled
 from kalaro.games.mahjong.actions import (
     CLAIM_PRIORITY,
@@ -92,10 +91,10 @@ from kalaro.games.mahjong.state import (
     Outcome,
     Player,
     State,
-    Timer,
 )
+from kalaro.games.tilegame import calls
 from kalaro.games.tilegame import flow as tilegame
-from kalaro.games.tilegame.flow import replaced, with_tiles, without_tiles
+from kalaro.games.tilegame.table import Table, replaced, with_tiles, without_tiles
 from kalaro.games.tiles import MAHJONG_144, chow_partners, is_complete, is_flower, sort_key
 
 #: Tiles in a hand before the turn's draw; a winning hand is 5 sets + 1 pair.
@@ -107,7 +106,7 @@ _DEAL_ROUNDS = 4
 _DEAL_BATCH = 4
 
 
-_TABLE = tilegame.Table(
+_TABLE = Table(
     game="Mahjong",
     seats=SEATS,
     kong="kang",
@@ -283,31 +282,6 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
     return actions
 
 
-def to_act(state: State) -> list[int]:
-    """Seats whose input the hand waits for: the player to move, or the seats that may claim."""
-    return tilegame.to_act(state)
-
-
-def pending_timer(state: State) -> Timer | None:
-    """The deadline the worker must run now, if any: the call window, or the turn.
-
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
-    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
-    claim is private).
-    """
-    return tilegame.pending_timer(state, Timer)
-
-
-def away_seats(state: State) -> tuple[int, ...]:
-    """The seats marked away now (at the hand's end: to sit out the next deal)."""
-    return clock.away_seats(state.away)
-
-
-def is_over(state: State) -> bool:
-    """Whether the hand has ended (won or tabla); ``result`` then has the payments."""
-    return state.phase == "over"
-
-
 # -- moves --------------------------------------------------------------------------
 
 
@@ -406,7 +380,7 @@ def _discard(state: State, seat: int, tile: str, events: list[AnyEvent]) -> Stat
     state = tilegame.to_discards(_TABLE, state, seat, tile, discarded=True)
     events.append(TileDiscarded(seat=seat, tile=tile))
     offers = _claim_offers(state, seat, tile)
-    return tilegame.offer(_TABLE, state, seat, tile, offers, events, answer=_answer)
+    return calls.offer(_TABLE, state, seat, tile, offers, events, answer=_answer)
 
 
 def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
@@ -423,7 +397,7 @@ def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
     if state.options.robbing_the_kang:
         offers = _rob_offers(state, seat, tile)
         if any(offers):
-            return tilegame.open_window(
+            return calls.open_window(
                 _TABLE, state, seat, tile, offers, robbing=True, events=events, answer=_answer
             )
     return _add_kang(state, seat, tile, events)
@@ -508,7 +482,7 @@ def _win(
 
 def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]) -> State:
     """Record ``seat``'s claim (or pass, for None) and resolve the window if it can."""
-    state = tilegame.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
+    state = calls.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
     assert state.call is not None
     answer = state.call.claims[seat]
     if (
@@ -517,7 +491,7 @@ def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]
         and (answer is None or answer.kind != "mahjong")
     ):  # passed a winning tile
         state = msgspec.structs.replace(state, passed_win=replaced(state.passed_win, seat, True))
-    return tilegame.resolve(
+    return calls.resolve(
         _TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_add_kang
     )
 
@@ -536,7 +510,7 @@ def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
     if the hand is complete, else discard (:func:`_auto_discard`).
     """
     if state.phase == "calls":
-        return _answer(state, seat, tilegame.timed_out_answer(_TABLE, state, seat), events)
+        return _answer(state, seat, calls.timed_out_answer(_TABLE, state, seat), events)
     tilegame.check_turn_timeout(state, seat)
     if state.phase == "draw":
         state = _draw(state, seat, events)
@@ -559,7 +533,7 @@ def _win_on_tile(state: State, winners: tuple[int, ...], events: list[AnyEvent])
     call = state.call
     assert call is not None
     seat = winners[0]
-    state = msgspec.structs.replace(state, players=tilegame.give_tile(state, seat))
+    state = msgspec.structs.replace(state, players=calls.give_tile(state, seat))
     pattern = _patternwith_tiles(state, seat)
     return _win(
         state,
@@ -583,7 +557,7 @@ def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent])
         claimed=call.tile,
         from_seat=call.discarder,
     )
-    state = tilegame.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
+    state = calls.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
     if claim.kind == "kang":
         return _take_tile(state, seat, replacement=True, events=events)
     return state

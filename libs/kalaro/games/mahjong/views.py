@@ -21,11 +21,12 @@ import msgspec
 
 from kalaro.games.clock import Clock
 from kalaro.games.mahjong.actions import AnyAction, Claim
-from kalaro.games.mahjong.engine import legal_actions, pending_timer
+from kalaro.games.mahjong.engine import legal_actions
 from kalaro.games.mahjong.hands import jokers_first, winning_pattern
 from kalaro.games.mahjong.options import Options
 from kalaro.games.mahjong.scoring import Result, result
 from kalaro.games.mahjong.state import SEATS, Meld, Phase, State
+from kalaro.games.tilegame.flow import pending_timer
 from kalaro.games.tilegame.views import check_viewer, table_fields
 
 #: Why a Win is not offered on the tile on the table (or, for ``passed_win``, on any).

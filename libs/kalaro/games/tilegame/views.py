@@ -12,7 +12,7 @@ from typing import Any
 
 from kalaro.games.clock import is_away, visible
 from kalaro.games.registry import Board, SeatBoard
-from kalaro.games.tilegame.flow import TileState
+from kalaro.games.tilegame.table import TileState
 
 #: Who else a call window waits on is private (who may claim a discard).
 _PRIVATE_WINDOWS = frozenset({"call"})
