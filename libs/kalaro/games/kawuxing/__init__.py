@@ -32,14 +32,8 @@ from kalaro.games.kawuxing.actions import (
     TimeOut,
     decode_action,
 )
-from kalaro.games.kawuxing.engine import (
-    apply,
-    can_win_on,
-    hand_size_ok,
-    legal_actions,
-    new_hand,
-    tiles_in_play,
-)
+from kalaro.games.kawuxing.deal import hand_size_ok, new_hand, tiles_in_play
+from kalaro.games.kawuxing.engine import apply, legal_actions
 from kalaro.games.kawuxing.events import (
     EVENT_JSON_DECODER,
     AnyEvent,
@@ -74,6 +68,7 @@ from kalaro.games.kawuxing.hands import (
     score_win,
     waits,
 )
+from kalaro.games.kawuxing.offers import can_win_on
 from kalaro.games.kawuxing.options import RULESETS, Options, options_for
 from kalaro.games.kawuxing.scoring import (
     KONG_UNITS,

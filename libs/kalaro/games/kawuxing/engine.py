@@ -38,14 +38,12 @@ first to an away seat at any moment), clears that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Never, NoReturn
 
 import msgspec
 
-from kalaro.games.base import IllegalAction, shuffled
+from kalaro.games.base import IllegalAction
 from kalaro.games.kawuxing.actions import (
-    CLAIM_PRIORITY,
     AnyAction,
     Back,
     Claim,
@@ -59,140 +57,32 @@ from kalaro.games.kawuxing.actions import (
 )
 from kalaro.games.kawuxing.events import (
     AnyEvent,
-    CallAnswered,
-    ClaimsOffered,
     HandShown,
     HandWon,
     KongDeclared,
     KongOffered,
-    TileClaimed,
     TileDiscarded,
     TileDrawn,
 )
 from kalaro.games.kawuxing.hands import (
-    HAND_SIZE,
-    TILES_84,
     is_winning,
-    score_win,
-    waiting_discards,
     waits,
 )
-from kalaro.games.kawuxing.options import Options
+from kalaro.games.kawuxing.offers import can_win_on, claim_offers, kong_tiles, show_tiles
 from kalaro.games.kawuxing.state import (
-    SEATS,
-    CallWindow,
     Meld,
     Outcome,
-    Player,
     State,
 )
+from kalaro.games.kawuxing.table import TABLE
 from kalaro.games.tilegame import calls
 from kalaro.games.tilegame import flow as tilegame
-from kalaro.games.tilegame.table import Table, replaced, with_tiles, without_tiles
-from kalaro.games.tiles import sort_key
-
-#: The deal: three rounds of four tiles from the dealer, then one more each (13).
-_DEAL_ROUNDS = 3
-_DEAL_BATCH = 4
-
-
-_TABLE = Table(
-    game="Ka Wu Xing",
-    seats=SEATS,
-    kong="kong",
-    win=Claim(kind="win"),
-    priority=CLAIM_PRIORITY,
-    several_winners=True,
-    turn_fields={"replacement": False, "visible_kong": False},
-    claim=Claim,
-    call_window=CallWindow,
-    outcome=Outcome,
-    claims_offered=ClaimsOffered,
-    call_answered=CallAnswered,
-    tile_claimed=TileClaimed,
-)
-
+from kalaro.games.tilegame.table import replaced, with_tiles, without_tiles
 
 # -- the deal -----------------------------------------------------------------------
 
 
-def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
-    """Shuffle the 84 tiles with ``seed`` and deal 13 to each seat; the dealer draws first.
-
-    The first host is drawn from the seed when ``dealer`` is None; afterwards the worker
-    passes ``result(previous).next_dealer``.
-    """
-    dealer = tilegame.choose_dealer(seed, dealer, SEATS)
-    batches = [_DEAL_BATCH] * _DEAL_ROUNDS + [1]
-    hands, wall = tilegame.deal(shuffled(TILES_84, seed), dealer, SEATS, batches)
-    players = tuple(Player(hand=tuple(sorted(hands[s], key=sort_key))) for s in range(SEATS))
-    return State(
-        options=options,
-        dealer=dealer,
-        players=players,
-        wall=wall,
-        turn=dealer,
-        phase="draw",
-    )
-
-
 # -- what a seat may do -------------------------------------------------------------
-
-
-def can_win_on(
-    state: State, seat: int, tile: str, *, robbing: bool, after_kong: bool
-) -> tuple[bool, bool]:
-    """Whether ``tile`` from another player completes ``seat``'s hand, and whether it
-    may win with it: a chicken hand wins only by self-draw, unless it is shown."""
-    player = state.players[seat]
-    hand = with_tiles(player.hand, tile)
-    if not is_winning(hand, player.melds):
-        return False, False
-    if player.shown:
-        return True, True
-    score = score_win(
-        hand,
-        player.melds,
-        tile,
-        source="robbed_kong" if robbing else "discard",
-        after_kong=after_kong,
-        cap=state.options.cap,
-    )
-    return True, score is not None and not score.chicken
-
-
-def _claim_offers(
-    state: State, discarder: int, tile: str, *, robbing: bool, after_kong: bool
-) -> tuple[tuple[Claim, ...], ...]:
-    """What each seat may claim on ``discarder``'s ``tile`` (nothing for the discarder)."""
-    offers: list[tuple[Claim, ...]] = []
-    for seat, player in enumerate(state.players):
-        mine: list[Claim] = []
-        if seat != discarder:
-            _, may_win = can_win_on(state, seat, tile, robbing=robbing, after_kong=after_kong)
-            if may_win:
-                mine.append(Claim(kind="win"))
-            # A shown hand is locked; a robbed kong's tile can only be won on.
-            if not player.shown and not robbing:
-                held = player.hand.count(tile)
-                if held >= 3 and state.wall:  # a kong needs a replacement tile
-                    mine.append(Claim(kind="kong", tiles=(tile, tile, tile)))
-                if held >= 2:
-                    mine.append(Claim(kind="pong", tiles=(tile, tile)))
-        offers.append(tuple(mine))
-    return tuple(offers)
-
-
-def _kong_tiles(state: State, seat: int) -> list[str]:
-    """Tiles ``seat`` may declare a kong of now (none once its hand is shown)."""
-    return [] if state.players[seat].shown else tilegame.kong_tiles(state, seat)
-
-
-def _show_tiles(player: Player) -> list[str]:
-    """The discards after which the rest of the hand is waiting (Show Hand options)."""
-    if player.shown:
-        return []
-    return list(waiting_discards(player.hand, player.melds))
 
 
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
@@ -219,9 +109,9 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
         # Only a winning draw waits for its owner; the hand may still let it go.
         assert state.drawn is not None
         return [*actions, Discard(state.drawn)]
-    actions.extend(DeclareKong(t) for t in _kong_tiles(state, seat))
+    actions.extend(DeclareKong(t) for t in kong_tiles(state, seat))
     actions.extend(Discard(t) for t in dict.fromkeys(player.hand))
-    actions.extend(ShowHand(t) for t in _show_tiles(player))
+    actions.extend(ShowHand(t) for t in show_tiles(player))
     return actions
 
 
@@ -234,7 +124,7 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
     ``IllegalAction`` (with a stable ``code``) for anything the rules refuse; ``state``
     itself is never changed.
     """
-    tilegame.check_move(_TABLE, state, seat)
+    tilegame.check_move(TABLE, state, seat)
     events: list[AnyEvent] = []
     match action:
         case Draw():
@@ -254,13 +144,13 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
         case TimeOut():
             new = _time_out(state, seat, events)
         case Back():
-            new = tilegame.back(_TABLE, state, seat, events)
+            new = tilegame.back(TABLE, state, seat, events)
         case _:
             _unhandled(action)
     timed_out = isinstance(action, TimeOut)
     answered = state.phase == "calls" and isinstance(action, Claim | Pass | TimeOut)
     new = tilegame.end_move(
-        _TABLE, state, new, seat, timed_out=timed_out, answered=answered, events=events
+        TABLE, state, new, seat, timed_out=timed_out, answered=answered, events=events
     )
     return new, events
 
@@ -268,7 +158,7 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
 def _unhandled(action: Never) -> NoReturn:
     # Typed ``Never`` so that an action added to the union but not to ``apply`` is a
     # type error; at run time, something that is not an action at all.
-    raise tilegame.unknown_action(_TABLE, action)
+    raise tilegame.unknown_action(TABLE, action)
 
 
 def _draw(state: State, seat: int, events: list[AnyEvent]) -> State:
@@ -336,13 +226,13 @@ def _put_down(
 ) -> State:
     """``seat`` discards ``tile``: open the call window, or pass the turn on."""
     after_kong = state.after_visible_kong  # Fire on Kong: never after a concealed kong
-    state = tilegame.to_discards(_TABLE, state, seat, tile)
+    state = tilegame.to_discards(TABLE, state, seat, tile)
     events.append(TileDiscarded(seat=seat, tile=tile, auto=auto))
     if shown is not None:
         events.append(HandShown(seat=seat, hand=shown[0], waits=shown[1]))
-    offers = _claim_offers(state, seat, tile, robbing=False, after_kong=after_kong)
+    offers = claim_offers(state, seat, tile, robbing=False, after_kong=after_kong)
     return calls.offer(
-        _TABLE, state, seat, tile, offers, events, answer=_answer, after_kong=after_kong
+        TABLE, state, seat, tile, offers, events, answer=_answer, after_kong=after_kong
     )
 
 
@@ -351,20 +241,20 @@ def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
     player = state.players[seat]
     if player.shown:
         raise IllegalAction("hand_shown", "a shown hand cannot change")
-    tilegame.check_kong(_TABLE, state, "after claiming a pong you must discard")
+    tilegame.check_kong(TABLE, state, "after claiming a pong you must discard")
     if player.hand.count(tile) == 4:
         meld = Meld(kind="kong", tiles=(tile,) * 4, kong="concealed", on_kong=state.replacement)
         state = tilegame.concealed_kong(state, seat, tile, meld)
         events.append(KongDeclared(seat=seat, kong="concealed", tile=tile, on_kong=meld.on_kong))
         return _take_tile(state, seat, replacement=True, events=events)
-    tilegame.pong_of(_TABLE, player, tile)
+    tilegame.pong_of(TABLE, player, tile)
     # The tile added to a pong may be won on by the others (Rob a Kong) before it counts.
-    offers = _claim_offers(state, seat, tile, robbing=True, after_kong=False)
+    offers = claim_offers(state, seat, tile, robbing=True, after_kong=False)
     if any(offers):
         if calls.in_sight(state, offers):  # else only away seats could: out of sight
             events.append(KongOffered(seat=seat, tile=tile))
         return calls.open_window(
-            _TABLE,
+            TABLE,
             state,
             seat,
             tile,
@@ -379,7 +269,7 @@ def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
 
 def _extend_pong(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
     """Nobody robbed it: the pong becomes an extended kong; a replacement follows."""
-    pong = state.players[seat].melds[tilegame.pong_of(_TABLE, state.players[seat], tile)]
+    pong = state.players[seat].melds[tilegame.pong_of(TABLE, state.players[seat], tile)]
     meld = msgspec.structs.replace(
         pong, kind="kong", tiles=(tile,) * 4, kong="extended", on_kong=state.replacement
     )
@@ -417,9 +307,9 @@ def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]
     Any seat that may still win is waited for (it could win alone, or as a second
     winner); a kong or pong goes ahead once nobody still deciding could outrank it.
     """
-    state = calls.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
+    state = calls.record_answer(TABLE, state, seat, claim, events, refuse=_refuse_claim)
     return calls.resolve(
-        _TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_extend_pong
+        TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_extend_pong
     )
 
 
@@ -446,7 +336,7 @@ def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
     if the hand is complete, else discard the drawn tile (after a pong: the rightmost).
     """
     if state.phase == "calls":
-        return _answer(state, seat, calls.timed_out_answer(_TABLE, state, seat), events)
+        return _answer(state, seat, calls.timed_out_answer(TABLE, state, seat), events)
     tilegame.check_turn_timeout(state, seat)
     if state.phase == "draw":
         state = _draw(state, seat, events)
@@ -493,31 +383,7 @@ def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent])
         from_seat=discarder,
         kong="exposed" if claim.kind == "kong" else None,
     )
-    state = calls.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
+    state = calls.claim_meld(TABLE, state, seat, claim.tiles, meld, events)
     if claim.kind == "kong":
         return _take_tile(state, seat, replacement=True, events=events, visible=True)
     return state
-
-
-def tiles_in_play(state: State) -> Iterable[str]:
-    """Every tile the state holds, wherever it is (for "all 84 accounted for" checks)."""
-    yield from state.wall
-    for player in state.players:
-        yield from player.hand
-        yield from player.discards
-        for meld in player.melds:
-            yield from meld.tiles
-
-
-def hand_size_ok(state: State) -> bool:
-    """Each seat holds 13 tiles, counting 3 per meld, the turn's player one more after drawing."""
-    for seat, player in enumerate(state.players):
-        held = len(player.hand) + 3 * len(player.melds)
-        # The player to move holds the drawn tile, also while others may rob its kong.
-        robbing = state.call is not None and state.call.robbing
-        extra = seat == state.turn and (state.phase == "discard" or robbing)
-        # The first winner on a discard holds the winning tile too.
-        won = state.outcome is not None and seat in state.outcome.winners[:1]
-        if held != HAND_SIZE + (extra or won):
-            return False
-    return True

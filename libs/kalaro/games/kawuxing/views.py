@@ -17,8 +17,9 @@ import msgspec
 
 from kalaro.games.clock import Clock
 from kalaro.games.kawuxing.actions import AnyAction
-from kalaro.games.kawuxing.engine import can_win_on, legal_actions
+from kalaro.games.kawuxing.engine import legal_actions
 from kalaro.games.kawuxing.hands import HAND_SIZE, waits
+from kalaro.games.kawuxing.offers import can_win_on
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.scoring import Result, result
 from kalaro.games.kawuxing.state import SEATS, KongKind, Meld, MeldKind, Phase, State

@@ -31,13 +31,8 @@ from kalaro.games.mahjong.actions import (
     TimeOut,
     decode_action,
 )
-from kalaro.games.mahjong.engine import (
-    HAND_SIZE,
-    apply,
-    legal_actions,
-    new_hand,
-    tiles_in_play,
-)
+from kalaro.games.mahjong.draws import HAND_SIZE, new_hand, tiles_in_play
+from kalaro.games.mahjong.engine import apply, legal_actions
 from kalaro.games.mahjong.events import (
     EVENT_JSON_DECODER,
     AnyEvent,
