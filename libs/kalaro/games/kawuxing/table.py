@@ -5,6 +5,8 @@ from __future__ import annotations
 from kalaro.games.kawuxing.actions import (
     CLAIM_PRIORITY,
     Claim,
+    Pass,
+    TimeOut,
 )
 from kalaro.games.kawuxing.events import (
     CallAnswered,
@@ -32,4 +34,6 @@ TABLE = Table(
     claims_offered=ClaimsOffered,
     call_answered=CallAnswered,
     tile_claimed=TileClaimed,
+    time_out=TimeOut,
+    answers=(Claim, Pass, TimeOut),
 )

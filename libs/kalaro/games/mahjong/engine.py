@@ -43,8 +43,6 @@ clears that.
 
 from __future__ import annotations
 
-from typing import Never, NoReturn
-
 import msgspec
 
 from kalaro.games.base import IllegalAction
@@ -88,9 +86,6 @@ from kalaro.games.tilegame import calls
 from kalaro.games.tilegame import flow as tilegame
 from kalaro.games.tilegame.table import replaced, with_tiles
 
-# -- the deal -----------------------------------------------------------------------
-
-
 # -- what a seat may do -------------------------------------------------------------
 
 
@@ -128,8 +123,10 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
     ``IllegalAction`` (with a stable ``code``) for anything the rules refuse; ``state``
     itself is never changed.
     """
-    tilegame.check_move(TABLE, state, seat)
-    events: list[AnyEvent] = []
+    return tilegame.play(TABLE, state, seat, action, _move)
+
+
+def _move(state: State, seat: int, action: AnyAction, events: list[AnyEvent]) -> State:
     match action:
         case Draw():
             new = _draw(state, seat, events)
@@ -148,19 +145,8 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
         case Back():
             new = tilegame.back(TABLE, state, seat, events)
         case _:
-            _unhandled(action)
-    timed_out = isinstance(action, TimeOut)
-    answered = state.phase == "calls" and isinstance(action, Claim | Pass | TimeOut)
-    new = tilegame.end_move(
-        TABLE, state, new, seat, timed_out=timed_out, answered=answered, events=events
-    )
-    return new, events
-
-
-def _unhandled(action: Never) -> NoReturn:
-    # Typed ``Never`` so that an action added to the union but not to ``apply`` is a
-    # type error; at run time, something that is not an action at all.
-    raise tilegame.unknown_action(TABLE, action)
+            tilegame.unhandled(TABLE, action)
+    return new
 
 
 def _draw(state: State, seat: int, events: list[AnyEvent]) -> State:

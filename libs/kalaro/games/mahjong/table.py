@@ -5,6 +5,8 @@ from __future__ import annotations
 from kalaro.games.mahjong.actions import (
     CLAIM_PRIORITY,
     Claim,
+    Pass,
+    TimeOut,
 )
 from kalaro.games.mahjong.events import (
     CallAnswered,
@@ -31,4 +33,6 @@ TABLE = Table(
     claims_offered=ClaimsOffered,
     call_answered=CallAnswered,
     tile_claimed=TileClaimed,
+    time_out=TimeOut,
+    answers=(Claim, Pass, TimeOut),
 )

@@ -11,7 +11,7 @@ that needs it. The call window after a discard is :mod:`~kalaro.games.tilegame.c
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Never, NoReturn, TypeVar
 
 from kalaro.games import clock
 from kalaro.games.base import IllegalAction, pick
@@ -169,6 +169,34 @@ def end_move(
     else:
         away, timeouts = clock.acted(before.away, before.timeouts, seat, table.seats)
     return evolve(after, step=before.step + 1, away=away, timeouts=timeouts)
+
+
+def play(
+    table: Table, state: _S, seat: int, action: _A, move: Callable[[_S, int, _A, Events], _S]
+) -> tuple[_S, Events]:
+    """Play ``action`` for ``seat`` with the game's ``move`` (its ``match`` on the action).
+
+    The seat and the hand are checked first; then the step is counted and the away marks
+    kept (:func:`end_move`): a time-out counts towards away, a turn move clears it, an
+    answer to a call window touches neither. ``state`` itself is never changed.
+    """
+    check_move(table, state, seat)
+    events: Events = []
+    after = move(state, seat, action, events)
+    timed_out = isinstance(action, table.time_out)
+    answered = state.phase == "calls" and isinstance(action, table.answers)
+    return end_move(
+        table, state, after, seat, timed_out=timed_out, answered=answered, events=events
+    ), events
+
+
+def unhandled(table: Table, action: Never) -> NoReturn:
+    """The ``case _`` of a game's ``match`` on its actions.
+
+    Typed ``Never`` so that an action added to the union but not to the ``match`` is a
+    type error; at run time, something that is not an action at all.
+    """
+    raise unknown_action(table, action)
 
 
 def back(table: Table, state: _S, seat: int, events: Events) -> _S:

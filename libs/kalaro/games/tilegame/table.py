@@ -141,6 +141,31 @@ class TileState(Protocol):
     def timeouts(self) -> tuple[int, ...]: ...
 
 
+# -- what the flow builds of the game's own classes ----------------------------------
+# Keyword-only, as the classes are; a field typed by the game as a ``Literal`` or a
+# union of its own Structs is ``Any`` here (a protocol's parameter cannot be narrower).
+
+
+class MakeClaim(Protocol):
+    def __call__(self, *, kind: Any, tiles: tuple[str, ...]) -> ClaimLike: ...
+
+
+class MakeOutcome(Protocol):
+    def __call__(self, *, ending: Any) -> object: ...
+
+
+class MakeClaimsOffered(Protocol):
+    def __call__(self, *, seat: int, tile: str, claims: Any, seconds: int) -> object: ...
+
+
+class MakeCallAnswered(Protocol):
+    def __call__(self, *, seat: int, claim: Any) -> object: ...
+
+
+class MakeTileClaimed(Protocol):
+    def __call__(self, *, seat: int, discarder: int, meld: Any) -> object: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class Table:
     """One tile game's facts for the shared flow: its seats, its claims, its Structs.
@@ -162,14 +187,17 @@ class Table:
     several_winners: bool
     #: ``State`` fields that belong to one turn and are reset with ``drawn`` and ``call``.
     turn_fields: Mapping[str, Any] = field(default_factory=dict)
-    # The game's Structs.
-    claim: Callable[..., Any]
-    call_window: Callable[..., Any]
-    outcome: Callable[..., Any]
-    # The game's events that hold its own ``Claim`` or ``Meld``.
-    claims_offered: Callable[..., Any]
-    call_answered: Callable[..., Any]
-    tile_claimed: Callable[..., Any]
+    # The game's Structs and events, built by keyword (they are ``kw_only``).
+    claim: MakeClaim
+    call_window: Callable[..., CallLike]  # plus the game's own window fields
+    outcome: MakeOutcome
+    claims_offered: MakeClaimsOffered
+    call_answered: MakeCallAnswered
+    tile_claimed: MakeTileClaimed
+    #: The game's ``TimeOut`` class (a time-out counts towards away), and the classes of
+    #: the actions that answer a call window (``Claim``, ``Pass``, ``TimeOut``: private).
+    time_out: type
+    answers: tuple[type, ...]
 
 
 def set_player(state: TileState, seat: int, player: Any) -> tuple[Any, ...]:
