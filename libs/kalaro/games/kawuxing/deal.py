@@ -5,16 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kalaro.games.base import shuffled
-from kalaro.games.kawuxing.hands import (
-    HAND_SIZE,
-    TILES_84,
-)
+from kalaro.games.kawuxing.hands import HAND_SIZE, TILES_84
 from kalaro.games.kawuxing.options import Options
-from kalaro.games.kawuxing.state import (
-    SEATS,
-    Player,
-    State,
-)
+from kalaro.games.kawuxing.state import SEATS, Player, State
 from kalaro.games.tilegame import flow as tilegame
 from kalaro.games.tiles import sort_key
 

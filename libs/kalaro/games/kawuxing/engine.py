@@ -62,16 +62,9 @@ from kalaro.games.kawuxing.events import (
     TileDiscarded,
     TileDrawn,
 )
-from kalaro.games.kawuxing.hands import (
-    is_winning,
-    waits,
-)
+from kalaro.games.kawuxing.hands import is_winning, waits
 from kalaro.games.kawuxing.offers import can_win_on, claim_offers, kong_tiles, show_tiles
-from kalaro.games.kawuxing.state import (
-    Meld,
-    Outcome,
-    State,
-)
+from kalaro.games.kawuxing.state import Meld, Outcome, State
 from kalaro.games.kawuxing.table import TABLE
 from kalaro.games.tilegame import calls
 from kalaro.games.tilegame import flow as tilegame
@@ -81,21 +74,14 @@ from kalaro.games.tilegame.table import replaced, with_tiles, without_tiles
 
 
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
-    """Everything ``seat`` may do now (its private claim options included).
+    """What ``seat`` may do now; a shown hand is locked, a chicken hand never offered a win."""
+    return tilegame.legal_actions(
+        state, seat, turn_moves=_turn_moves, back=Back(), pass_=Pass(), draw=Draw()
+    )
 
-    A seat marked away is offered ``Back`` first, whether or not it is to move.
-    """
-    return tilegame.legal_actions(state, seat, _moves, Back())
 
-
-def _moves(state: State, seat: int) -> list[AnyAction]:
-    """What ``seat`` may play now (the hand is not over)."""
-    if state.phase == "calls":
-        return tilegame.call_moves(state, seat, Pass())
-    if seat != state.turn:
-        return []
-    if state.phase == "draw":
-        return [Draw()]
+def _turn_moves(state: State, seat: int) -> list[AnyAction]:
+    """The turn's moves once its tile is held: win, kong, discard, Show Hand."""
     player = state.players[seat]
     actions: list[AnyAction] = []
     if state.drawn is not None and is_winning(player.hand, player.melds):
@@ -114,11 +100,7 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
 
 
 def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEvent]]:
-    """Play ``action`` for ``seat``: the new state and what happened.
-
-    ``IllegalAction`` (with a stable ``code``) for anything the rules refuse; ``state``
-    itself is never changed.
-    """
+    """The new state and what happened when ``seat`` plays ``action`` (or ``IllegalAction``)."""
     return tilegame.play(TABLE, state, seat, action, _move)
 
 
@@ -316,18 +298,14 @@ def _refuse_claim(state: State, seat: int, claim: Claim) -> None:
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
-    """Play for a seat whose timer ran out, conservatively.
+    """A time-out (:func:`~kalaro.games.tilegame.calls.time_out`); it never shows the hand."""
+    return calls.time_out(
+        TABLE, state, seat, events, answer=_answer, draw=_draw, turn=_timed_out_turn
+    )
 
-    A call window: claim the win if offered, else pass. A turn: draw if not drawn, win
-    if the hand is complete, else discard the drawn tile (after a pong: the rightmost).
-    """
-    if state.phase == "calls":
-        return _answer(state, seat, calls.timed_out_answer(TABLE, state, seat), events)
-    tilegame.check_turn_timeout(state, seat)
-    if state.phase == "draw":
-        state = _draw(state, seat, events)
-        if state.phase != "discard":  # a shown hand's draw went out at once (or wall out)
-            return state
+
+def _timed_out_turn(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """Win with a complete hand, else discard the drawn tile (after a pong: the rightmost)."""
     player = state.players[seat]
     if state.drawn is not None and is_winning(player.hand, player.melds):
         return _declare_win(state, seat, events)

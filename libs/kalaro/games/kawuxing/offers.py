@@ -6,18 +6,9 @@ a shown hand is locked. Pure helpers of :mod:`~kalaro.games.kawuxing.engine`.
 
 from __future__ import annotations
 
-from kalaro.games.kawuxing.actions import (
-    Claim,
-)
-from kalaro.games.kawuxing.hands import (
-    is_winning,
-    score_win,
-    waiting_discards,
-)
-from kalaro.games.kawuxing.state import (
-    Player,
-    State,
-)
+from kalaro.games.kawuxing.actions import Claim
+from kalaro.games.kawuxing.hands import is_winning, score_win, waiting_discards
+from kalaro.games.kawuxing.state import Player, State
 from kalaro.games.tilegame import flow as tilegame
 from kalaro.games.tilegame.table import with_tiles
 

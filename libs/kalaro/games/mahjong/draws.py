@@ -11,17 +11,9 @@ from collections.abc import Iterable
 import msgspec
 
 from kalaro.games.base import shuffled
-from kalaro.games.mahjong.events import (
-    AnyEvent,
-    FlowerReplaced,
-    TileDrawn,
-)
+from kalaro.games.mahjong.events import AnyEvent, FlowerReplaced, TileDrawn
 from kalaro.games.mahjong.options import Options, check_options
-from kalaro.games.mahjong.state import (
-    SEATS,
-    Player,
-    State,
-)
+from kalaro.games.mahjong.state import SEATS, Player, State
 from kalaro.games.mahjong.table import TABLE
 from kalaro.games.mahjong.wins import TRIPLE, first_turn, jokers_held, self_draw_pattern, win
 from kalaro.games.tilegame import flow as tilegame

@@ -58,19 +58,9 @@ from kalaro.games.mahjong.actions import (
     TimeOut,
 )
 from kalaro.games.mahjong.draws import take_tile
-from kalaro.games.mahjong.events import (
-    AnyEvent,
-    KangDeclared,
-    TileDiscarded,
-)
-from kalaro.games.mahjong.hands import (
-    jokers_first,
-)
-from kalaro.games.mahjong.state import (
-    SEATS,
-    Meld,
-    State,
-)
+from kalaro.games.mahjong.events import AnyEvent, KangDeclared, TileDiscarded
+from kalaro.games.mahjong.hands import jokers_first
+from kalaro.games.mahjong.state import SEATS, Meld, State
 from kalaro.games.mahjong.table import TABLE
 from kalaro.games.mahjong.wins import (
     TRIPLE,
@@ -90,21 +80,14 @@ from kalaro.games.tilegame.table import replaced, with_tiles
 
 
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
-    """Everything ``seat`` may do now (its private claim options included).
+    """Everything ``seat`` may do now, its private claims (Mahjong, kang, pong, chow) too."""
+    return tilegame.legal_actions(
+        state, seat, turn_moves=_turn_moves, back=Back(), pass_=Pass(), draw=Draw()
+    )
 
-    A seat marked away is offered ``Back`` first, whether or not it is to move.
-    """
-    return tilegame.legal_actions(state, seat, _moves, Back())
 
-
-def _moves(state: State, seat: int) -> list[AnyAction]:
-    """What ``seat`` may play now (the hand is not over)."""
-    if state.phase == "calls":
-        return tilegame.call_moves(state, seat, Pass())
-    if seat != state.turn:
-        return []
-    if state.phase == "draw":
-        return [Draw()]
+def _turn_moves(state: State, seat: int) -> list[AnyAction]:
+    """The turn's moves once its tile is held (drawn or claimed): win, kang, discard."""
     player = state.players[seat]
     actions: list[AnyAction] = []
     if state.drawn is not None and self_draw_pattern(state, seat):
@@ -118,11 +101,7 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
 
 
 def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEvent]]:
-    """Play ``action`` for ``seat``: the new state and what happened.
-
-    ``IllegalAction`` (with a stable ``code``) for anything the rules refuse; ``state``
-    itself is never changed.
-    """
+    """Play ``action`` for ``seat``: the new state and its events, or ``IllegalAction``."""
     return tilegame.play(TABLE, state, seat, action, _move)
 
 
@@ -233,18 +212,14 @@ def _refuse_claim(state: State, seat: int, claim: Claim) -> None:
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
-    """Play for a seat whose timer ran out, conservatively.
+    """A time-out (:func:`~kalaro.games.tilegame.calls.time_out`): Mahjong if offered."""
+    return calls.time_out(
+        TABLE, state, seat, events, answer=_answer, draw=_draw, turn=_timed_out_turn
+    )
 
-    A call window: claim Mahjong if offered, else pass. A turn: draw if not drawn, win
-    if the hand is complete, else discard (:func:`_auto_discard`).
-    """
-    if state.phase == "calls":
-        return _answer(state, seat, calls.timed_out_answer(TABLE, state, seat), events)
-    tilegame.check_turn_timeout(state, seat)
-    if state.phase == "draw":
-        state = _draw(state, seat, events)
-        if state.phase == "over":
-            return state
+
+def _timed_out_turn(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """Win with a complete hand (self-draw or Bisaklat), else :func:`_auto_discard`."""
     if state.drawn is not None and self_draw_pattern(state, seat):
         return _declare_win(state, seat, events)
     return _discard(state, seat, _auto_discard(state), events)

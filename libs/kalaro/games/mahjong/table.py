@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from kalaro.games.mahjong.actions import (
-    CLAIM_PRIORITY,
-    Claim,
-    Pass,
-    TimeOut,
-)
-from kalaro.games.mahjong.events import (
-    CallAnswered,
-    ClaimsOffered,
-    TileClaimed,
-)
-from kalaro.games.mahjong.state import (
-    SEATS,
-    CallWindow,
-    Outcome,
-)
+from kalaro.games.mahjong.actions import CLAIM_PRIORITY, Claim, Pass, TimeOut
+from kalaro.games.mahjong.events import CallAnswered, ClaimsOffered, TileClaimed
+from kalaro.games.mahjong.state import SEATS, CallWindow, Outcome
 from kalaro.games.tilegame.table import Table
 
 TABLE = Table(

@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import msgspec
 
-from kalaro.games.mahjong.actions import (
-    Claim,
-)
-from kalaro.games.mahjong.events import (
-    AnyEvent,
-    HandWon,
-)
+from kalaro.games.mahjong.actions import Claim
+from kalaro.games.mahjong.events import AnyEvent, HandWon
 from kalaro.games.mahjong.hands import (
     WINNING_SETS,
     Pattern,
@@ -25,11 +20,7 @@ from kalaro.games.mahjong.hands import (
     special_hands,
     winning_pattern,
 )
-from kalaro.games.mahjong.state import (
-    SEATS,
-    Outcome,
-    State,
-)
+from kalaro.games.mahjong.state import SEATS, Outcome, State
 from kalaro.games.tilegame.table import with_tiles, without_tiles
 from kalaro.games.tiles import chow_partners, is_complete
 

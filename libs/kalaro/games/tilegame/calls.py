@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from kalaro.games import clock
 from kalaro.games.base import IllegalAction
 from kalaro.games.tilegame.events import CallsPassed, CallWindowOpened
-from kalaro.games.tilegame.flow import next_turn
+from kalaro.games.tilegame.flow import check_turn_timeout, next_turn
 from kalaro.games.tilegame.table import (
     CallLike,
     ClaimLike,
@@ -251,3 +251,29 @@ def claim_meld(
         turn_started=state.step + 1,
         **table.turn_fields,
     )
+
+
+def time_out(
+    table: Table,
+    state: _S,
+    seat: int,
+    events: Events,
+    *,
+    answer: Answer[_S],
+    draw: Callable[[_S, int, Events], _S],
+    turn: Callable[[_S, int, Events], _S],
+) -> _S:
+    """Play for a seat whose timer ran out, conservatively.
+
+    A call window: the win if it is offered, else a pass (``answer``). A turn: ``draw``
+    if not drawn yet; unless that ended the turn (a win, the wall out, a shown hand's
+    draw gone out), the game's ``turn`` plays the rest (a win, else a discard).
+    """
+    if state.phase == "calls":
+        return answer(state, seat, timed_out_answer(table, state, seat), events)
+    check_turn_timeout(state, seat)
+    if state.phase == "draw":
+        state = draw(state, seat, events)
+        if state.phase != "discard":
+            return state
+    return turn(state, seat, events)

@@ -68,13 +68,26 @@ def deal(
 # -- who is to act -------------------------------------------------------------------
 
 
-def legal_actions(state: _S, seat: int, moves: Callable[[_S, int], list[_A]], back: _A) -> list[_A]:
-    """Everything ``seat`` may do now: ``moves`` (the game's), after ``back`` if away."""
+def legal_actions(
+    state: _S,
+    seat: int,
+    *,
+    turn_moves: Callable[[_S, int], list[_A]],
+    back: _A,
+    pass_: _A,
+    draw: _A,
+) -> list[_A]:
+    """Everything ``seat`` may do now: in a call window its private offers and ``pass_``;
+    on its turn ``draw``, then the game's ``turn_moves``; ``back`` first if it is away
+    (whether or not it is to move)."""
     if state.phase == "over":
         return []
-    if clock.is_away(state.away, seat):
-        return [back, *moves(state, seat)]
-    return moves(state, seat)
+    moves: list[_A] = []
+    if state.phase == "calls":
+        moves = call_moves(state, seat, pass_)
+    elif seat == state.turn:
+        moves = [draw] if state.phase == "draw" else turn_moves(state, seat)
+    return [back, *moves] if clock.is_away(state.away, seat) else moves
 
 
 def call_moves(state: _S, seat: int, pass_: _A) -> list[Any]:
