@@ -39,17 +39,9 @@ from kalaro.games.tongits.actions import (
     TimeOut,
     decode_action,
 )
-from kalaro.games.tongits.engine import (
-    apply,
-    away_seats,
-    call_draw_refusal,
-    is_over,
-    legal_actions,
-    new_hand,
-    pending_timer,
-    result,
-    to_act,
-)
+from kalaro.games.tongits.deal import away_seats, is_over, new_hand, pending_timer, result, to_act
+from kalaro.games.tongits.drawcall import call_draw_refusal
+from kalaro.games.tongits.engine import apply, legal_actions
 from kalaro.games.tongits.events import (
     EVENT_JSON_DECODER,
     AnyEvent,

@@ -13,7 +13,8 @@ import msgspec
 
 from kalaro.games.clock import Clock, visible
 from kalaro.games.tongits.actions import AnyAction
-from kalaro.games.tongits.engine import legal_actions, pending_timer, to_act
+from kalaro.games.tongits.deal import pending_timer, to_act
+from kalaro.games.tongits.engine import legal_actions
 from kalaro.games.tongits.melds import MeldKind
 from kalaro.games.tongits.options import Options
 from kalaro.games.tongits.state import Answer, Phase, Result, State, TableMeld
