@@ -56,18 +56,14 @@ from kalaro.games.kawuxing.events import (
 )
 from kalaro.games.kawuxing.hands import (
     HAND_SIZE,
-    ITEM_MULTIPLIERS,
     KINDS,
     TILES_84,
     WINNING_SETS,
-    ItemName,
-    Score,
-    ScoreItem,
     is_seven_pairs,
     is_winning,
-    score_win,
     waits,
 )
+from kalaro.games.kawuxing.items import ITEM_MULTIPLIERS, ItemName, Score, ScoreItem, score_win
 from kalaro.games.kawuxing.offers import can_win_on
 from kalaro.games.kawuxing.options import RULESETS, Options, options_for
 from kalaro.games.kawuxing.scoring import (

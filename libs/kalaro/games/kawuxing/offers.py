@@ -7,7 +7,8 @@ a shown hand is locked. Pure helpers of :mod:`~kalaro.games.kawuxing.engine`.
 from __future__ import annotations
 
 from kalaro.games.kawuxing.actions import Claim
-from kalaro.games.kawuxing.hands import is_winning, score_win, waiting_discards
+from kalaro.games.kawuxing.hands import is_winning, waiting_discards
+from kalaro.games.kawuxing.items import score_win
 from kalaro.games.kawuxing.state import Player, State
 from kalaro.games.tilegame import flow as tilegame
 from kalaro.games.tilegame.table import with_tiles

@@ -28,14 +28,8 @@ from typing import Literal
 
 import msgspec
 
-from kalaro.games.kawuxing.hands import (
-    ITEM_MULTIPLIERS,
-    WINNING_SETS,
-    Score,
-    ScoreItem,
-    Source,
-    score_win,
-)
+from kalaro.games.kawuxing.hands import WINNING_SETS
+from kalaro.games.kawuxing.items import ITEM_MULTIPLIERS, Score, ScoreItem, Source, score_win
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.state import SEATS, Ending, KongKind, Meld, State
 

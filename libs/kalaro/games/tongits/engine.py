@@ -12,10 +12,11 @@ answer Fight or Fold (a burned opponent cannot fight).
 ``IllegalAction`` for anything the rules refuse; ``legal_actions`` lists exactly the
 actions ``apply`` accepts from a seat (the worker's ``TimeOut`` aside).
 
-The clock. :func:`~kalaro.games.tongits.deal.pending_timer` is the window the engine worker times: the Fight/Fold
-window during a Draw call (``fight_seconds``), otherwise the clock of the whole turn of
-the player to act (``turn_seconds``; ``None`` turns it off). When it runs out the
-worker applies ``TimeOut()`` for the seat, which plays for it, conservatively:
+The clock. :func:`~kalaro.games.tongits.deal.pending_timer` is the window the engine
+worker times: the Fight/Fold window during a Draw call (``fight_seconds``), otherwise
+the clock of the whole turn of the player to act (``turn_seconds``; ``None`` turns it
+off). When it runs out the worker applies ``TimeOut()`` for the seat, which plays for
+it, conservatively:
 
 * Fight/Fold: fold.
 * A turn: at its start, draw from the stock (never take the discard, never call Draw);
