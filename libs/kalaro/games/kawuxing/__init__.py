@@ -14,6 +14,7 @@ rotation, the most one player can lose), ``views`` (what each seat may see).
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.clock import Clock
+from kalaro.games.contract import Secrets
 from kalaro.games.kawuxing.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -80,11 +81,10 @@ from kalaro.games.kawuxing.scoring import (
 )
 from kalaro.games.kawuxing.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.kawuxing.views import CallView, MeldView, PlayerView, View, Wait, view
-from kalaro.games.registry import Secrets
 from kalaro.games.tilegame.flow import away_seats, is_over, pending_timer, to_act
 from kalaro.games.tilegame.views import board
 
-# The game's facts, for the registry (kalaro.games.registry.GameModule).
+# The game's facts, for the registry (kalaro.games.contract.GameModule).
 NAME = "kawuxing"
 
 

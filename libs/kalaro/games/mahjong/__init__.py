@@ -14,6 +14,7 @@ dealer rotation), ``views`` (what each seat may see).
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.clock import Clock
+from kalaro.games.contract import Secrets
 from kalaro.games.mahjong.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -67,11 +68,10 @@ from kalaro.games.mahjong.options import (
 from kalaro.games.mahjong.scoring import Charge, Item, Result, RevealedHand, next_dealer, result
 from kalaro.games.mahjong.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.mahjong.views import WIN_BLOCKED_REASONS, CallView, PlayerView, View, view
-from kalaro.games.registry import Secrets
 from kalaro.games.tilegame.flow import away_seats, is_over, pending_timer, to_act
 from kalaro.games.tilegame.views import board
 
-# The game's facts, for the registry (kalaro.games.registry.GameModule).
+# The game's facts, for the registry (kalaro.games.contract.GameModule).
 NAME = "mahjong"
 
 
