@@ -1,15 +1,19 @@
 """Ka Wu Xing, the fast three-player Mahjong, as a pure rules library (ruleset ``kawuxing``).
 
-The contract every engine shares: ``new_hand(options, seed, dealer)``,
+The contract every engine shares (:class:`kalaro.games.contract.GameModule`):
+``new_hand(options, seed, dealer)``,
 ``legal_actions(state, seat)``, ``apply(state, seat, action) -> (state, events)``,
 ``view(state, seat | None)``, ``result(state)``, plus ``to_act`` and ``pending_timer``
 for the worker. No I/O, no clock, no global random: a hand replays from
 (options, seed, dealer, actions). The rules for players are in ``docs/rules/kawuxing.md``.
 
 Modules: ``options`` (the ruleset and house rules), ``state`` (one hand), ``actions``
-and ``events`` (the message unions), ``hands`` (the 84 tiles, winning patterns, waits,
-score items), ``engine`` (the table flow), ``scoring`` (payments, kong scores, host
-rotation, the most one player can lose), ``views`` (what each seat may see).
+and ``events`` (the message unions), ``hands`` (the 84 tiles, winning patterns, waits),
+``items`` (the score items of a win), ``deal`` (the deal, tile and hand-size checks),
+``offers`` (who may win on a tile, claim it, declare a kong, show), ``engine`` (the
+moves), ``table`` (its facts for the shared tile flow), ``scoring`` (payments, kong
+scores, host rotation, the most one player can lose), ``views`` (what each seat may
+see).
 """
 
 from kalaro.games.base import IllegalAction

@@ -1,15 +1,18 @@
 """Filipino 16-tile Mahjong as a pure rules library (rulesets ``kalaro``, ``joker``, ``pinoy``).
 
-The contract every engine shares: ``new_hand(options, seed, dealer)``,
+The contract every engine shares (:class:`kalaro.games.contract.GameModule`):
+``new_hand(options, seed, dealer)``,
 ``legal_actions(state, seat)``, ``apply(state, seat, action) -> (state, events)``,
 ``view(state, seat | None)``, ``result(state)``, plus ``to_act`` and ``pending_timer``
 for the worker. No I/O, no clock, no global random: a hand replays from
 (options, seed, dealer, actions). The rules for players are in ``docs/rules/mahjong.md``.
 
 Modules: ``options`` (rulesets, house rules, the points table), ``state`` (one hand),
-``actions`` and ``events`` (the message unions), ``engine`` (the table flow), ``hands``
-(winning patterns with jokers, win categories, special hands), ``scoring`` (payments and
-dealer rotation), ``views`` (what each seat may see).
+``actions`` and ``events`` (the message unions), ``engine`` (the moves), ``draws`` (the
+deal, the wall, flowers), ``wins`` (who may win, claim offers, the win), ``table`` (its
+facts for the shared tile flow), ``hands`` (winning patterns with jokers, win
+categories, special hands), ``scoring`` (payments and dealer rotation), ``views`` (what
+each seat may see).
 """
 
 from kalaro.games.base import IllegalAction
