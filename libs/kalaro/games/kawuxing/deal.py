@@ -28,14 +28,7 @@ def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
     batches = [_DEAL_BATCH] * _DEAL_ROUNDS + [1]
     hands, wall = tilegame.deal(shuffled(TILES_84, seed), dealer, SEATS, batches)
     players = tuple(Player(hand=tuple(sorted(hands[s], key=sort_key))) for s in range(SEATS))
-    return State(
-        options=options,
-        dealer=dealer,
-        players=players,
-        wall=wall,
-        turn=dealer,
-        phase="draw",
-    )
+    return tilegame.dealt_hand(State, options, dealer, players, wall)
 
 
 def tiles_in_play(state: State) -> Iterable[str]:

@@ -87,15 +87,7 @@ def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
         Player(hand=tuple(sorted(hands[s], key=sort_key)), flowers=tuple(flowers[s]))
         for s in range(SEATS)
     )
-    return State(
-        options=options,
-        dealer=dealer,
-        players=players,
-        wall=wall,
-        turn=dealer,
-        phase="draw",
-        indicator=indicator,
-    )
+    return tilegame.dealt_hand(State, options, dealer, players, wall, indicator=indicator)
 
 
 def take_tile(state: State, seat: int, replacement: bool, events: list[AnyEvent]) -> State:

@@ -65,6 +65,27 @@ def deal(
     return hands, tuple(tiles[front:])
 
 
+def dealt_hand(
+    state: Callable[..., _S],
+    options: object,
+    dealer: int,
+    players: tuple[Any, ...],
+    wall: tuple[str, ...],
+    **fields: Any,
+) -> _S:
+    """A hand just dealt, as the game's ``State`` (plus its own ``fields``): the dealer
+    is to draw first."""
+    return state(
+        options=options,
+        dealer=dealer,
+        players=players,
+        wall=wall,
+        turn=dealer,
+        phase="draw",
+        **fields,
+    )
+
+
 # -- who is to act -------------------------------------------------------------------
 
 
