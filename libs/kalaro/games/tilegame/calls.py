@@ -19,6 +19,7 @@ from kalaro.games.tilegame.table import (
     CallLike,
     ClaimLike,
     Events,
+    MeldLike,
     Table,
     TileState,
     evolve,
@@ -156,7 +157,7 @@ def record_answer(
     return evolve(state, call=call)
 
 
-def timed_out_answer(table: Table, state: _S, seat: int) -> Any:
+def timed_out_answer(table: Table, state: _S, seat: int) -> ClaimLike | None:
     """A call window's time-out answer: the win if it is offered, else a pass (None)."""
     assert state.call is not None
     if seat not in pending(state.call):
@@ -231,7 +232,7 @@ def give_tile(state: _S, to: int) -> tuple[Any, ...]:
 
 
 def claim_meld(
-    table: Table, state: _S, seat: int, tiles: tuple[str, ...], meld: Any, events: Events
+    table: Table, state: _S, seat: int, tiles: tuple[str, ...], meld: MeldLike, events: Events
 ) -> _S:
     """``seat`` takes the discard with its ``tiles`` for ``meld``; its turn, to discard."""
     call = state.call

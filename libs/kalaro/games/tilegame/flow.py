@@ -19,6 +19,7 @@ from kalaro.games.tilegame.events import Returned, TimedOut, WallExhausted
 from kalaro.games.tilegame.state import Timer
 from kalaro.games.tilegame.table import (
     Events,
+    MeldLike,
     PlayerLike,
     Table,
     TileState,
@@ -363,7 +364,7 @@ def pong_of(table: Table, player: PlayerLike, tile: str) -> int:
     raise IllegalAction(f"cannot_{table.kong}", f"you hold neither four {tile} nor a pong of it")
 
 
-def concealed_kong(state: _S, seat: int, tile: str, meld: Any) -> _S:
+def concealed_kong(state: _S, seat: int, tile: str, meld: MeldLike) -> _S:
     """``seat`` lays down its four ``tile`` as ``meld``."""
     player = state.players[seat]
     player = evolve(
@@ -372,7 +373,7 @@ def concealed_kong(state: _S, seat: int, tile: str, meld: Any) -> _S:
     return evolve(state, players=set_player(state, seat, player))
 
 
-def extended_kong(state: _S, seat: int, tile: str, meld: Any) -> _S:
+def extended_kong(state: _S, seat: int, tile: str, meld: MeldLike) -> _S:
     """``seat`` adds ``tile`` to its pong, which becomes ``meld`` (nobody robbed it)."""
     player = state.players[seat]
     index = next(i for i, m in enumerate(player.melds) if m.kind == "pong" and m.tiles[0] == tile)

@@ -180,7 +180,7 @@ class Table:
     #: The game's word for four alike ("kang", "kong"): error codes and messages use it.
     kong: str
     #: The claim that wins on a discard; a time-out claims it when it is offered.
-    win: Any
+    win: ClaimLike
     #: Claim kinds by priority, higher first to be served.
     priority: Mapping[str, int]
     #: Several seats may win on one discard (else only the nearest after the discarder).
