@@ -13,8 +13,6 @@ from kalaro.games.tiles import sort_key
 
 #: The deal: three rounds of four tiles from the dealer, then one more each (13).
 _DEAL_ROUNDS = 3
-
-
 _DEAL_BATCH = 4
 
 

@@ -59,13 +59,9 @@ ITEM_MULTIPLIERS: dict[ItemName, int] = {
 
 
 _ITEM_ORDER = {name: i for i, name in enumerate(ITEM_MULTIPLIERS)}
-
-
 #: The cap never cuts this item below its own value (the seed: "×8 except that 7 Pairs
 #: with 4 Identical Pairs has ×16").
 BIG_ITEM: ItemName = "seven_pairs_four_identical"
-
-
 #: Where the winning tile came from.
 Source = Literal["self_draw", "discard", "robbed_kong"]
 

@@ -22,12 +22,8 @@ from kalaro.games.tiles import MAHJONG_144, is_flower, sort_key
 
 #: Tiles in a hand before the turn's draw; a winning hand is 5 sets + 1 pair.
 HAND_SIZE = 16
-
-
 #: The deal goes round four times, four tiles each time, starting with the dealer.
 _DEAL_ROUNDS = 4
-
-
 _DEAL_BATCH = 4
 
 

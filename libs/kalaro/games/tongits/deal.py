@@ -10,8 +10,6 @@ from kalaro.games.tongits.state import Result, State, Timer
 from kalaro.games.tongits.steps import pending_answers, sorted_hand
 
 DEALER_CARDS = 13
-
-
 PLAYER_CARDS = 12
 
 

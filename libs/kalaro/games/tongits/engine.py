@@ -91,7 +91,7 @@ from kalaro.games.tongits.steps import (
 )
 
 # --------------------------------------------------------------------------------------
-# Queries
+# What a seat may do
 
 
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
@@ -351,7 +351,3 @@ def _back(state: State, seat: int) -> Step:
         raise IllegalAction("not_away", "you are not marked away")
     away, timeouts = clock.acted(state.away, state.timeouts, seat, len(SEATS))
     return replace(state, away=away, timeouts=timeouts), [Returned(seat=seat)]
-
-
-# --------------------------------------------------------------------------------------
-# Helpers
