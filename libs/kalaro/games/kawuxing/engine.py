@@ -3,7 +3,8 @@
 Pure functions over :class:`State`: ``apply`` returns a new state and the events of the
 move, or raises ``IllegalAction`` and leaves nothing changed. Chance is the seed given to
 ``new_hand``; call windows and (with ``turn_seconds``) turns end on ``TimeOut`` actions
-sent by the worker.
+sent by the worker. This module is the moves; the deal is :mod:`~kalaro.games.kawuxing.deal`,
+who may win or claim a tile :mod:`~kalaro.games.kawuxing.offers`.
 
 The turn: the player to move taps Draw (front of the wall). Holding four alike, or the
 fourth tile of an own pong, they may declare a kong and draw a replacement from the

@@ -4,7 +4,9 @@ Pure functions over :class:`State`: ``apply`` returns a new state and the events
 move, or raises ``IllegalAction`` and leaves nothing changed. Chance is the seed given to
 ``new_hand``; the call window (and, with ``turn_seconds``, the turn) ends on ``TimeOut``
 actions sent by the worker. What makes a winning hand, and what a win is called, is in
-:mod:`~kalaro.games.mahjong.hands`.
+:mod:`~kalaro.games.mahjong.hands`. This module is the moves; the deal and the draws
+with their flowers are :mod:`~kalaro.games.mahjong.draws`, who may win or claim and the
+win itself :mod:`~kalaro.games.mahjong.wins`.
 
 The turn: the player to move taps Draw (front of the wall); flowers are set aside and
 replaced from the back, repeatedly. Holding a kang, they may declare it and draw a

@@ -1,4 +1,8 @@
-"""The Tongits hand: deal, legal actions, and applying an action. Pure functions.
+"""The Tongits hand: legal actions and applying an action. Pure functions.
+
+The deal and the worker's queries are :mod:`~kalaro.games.tongits.deal`, calling Draw
+:mod:`~kalaro.games.tongits.drawcall`, the steps moves share
+:mod:`~kalaro.games.tongits.steps`.
 
 A turn, as the rules put it: draw the top stock card, or take the top discard only to
 form a new meld with 2+ hand cards (exposed at once); then expose melds and lay off
