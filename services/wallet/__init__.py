@@ -6,10 +6,6 @@ money rules they apply are pure, in :mod:`~services.wallet.rules` and
 :mod:`~services.wallet.hand_store`),
 :mod:`~services.wallet.schema` the tables and migrations, and
 :mod:`~services.wallet.service` wires them to subjects and JetStream consumers.
-Run it with ``python -m services.wallet``.
+Run it with ``python -m services.wallet``. The package imports nothing itself, so a
+pure rule imports without the database or the bus.
 """
-
-from services.wallet.schema import migrate_wallet
-from services.wallet.service import build_service, ensure_streams, start_consumers
-
-__all__ = ["build_service", "ensure_streams", "migrate_wallet", "start_consumers"]
