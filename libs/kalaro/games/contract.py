@@ -17,7 +17,8 @@ imports a game, so every game may import this module.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 import msgspec
@@ -141,6 +142,27 @@ class GameModule(Protocol[S, A, O, V_co, R_co, E]):
 AnyGameModule = GameModule[Any, Any, Any, Any, Any, Any]
 
 
+def replay_steps(
+    game: GameModule[S, A, O, Any, Any, E],
+    options: O,
+    seed: bytes,
+    moves: Iterable[tuple[int, A]],
+    dealer: int | None = None,
+) -> Iterator[tuple[int | None, S, Sequence[E]]]:
+    """Every state of a hand in order, as (seat, state, events): the deal of ``seed``
+    (no seat, no events), then the state after each move (seat, action).
+
+    ``IllegalAction`` for a move the rules refuse: a recorded hand replays exactly.
+    This is the one replay: :func:`replay`, ``kalaro.replay`` (a hand record: the
+    replay page, ``kalaro verify``) and the tests go through it.
+    """
+    state = game.new_hand(options, seed, dealer)
+    yield None, state, ()
+    for seat, action in moves:
+        state, events = game.apply(state, seat, action)
+        yield seat, state, events
+
+
 def replay(
     game: GameModule[S, A, O, Any, Any, E],
     options: O,
@@ -148,11 +170,6 @@ def replay(
     moves: Iterable[tuple[int, A]],
     dealer: int | None = None,
 ) -> S:
-    """The state after ``moves`` (seat, action), in order, from the deal of ``seed``.
-
-    ``IllegalAction`` for a move the rules refuse: a recorded hand replays exactly.
-    """
-    state = game.new_hand(options, seed, dealer)
-    for seat, action in moves:
-        state, _ = game.apply(state, seat, action)
+    """The state after ``moves`` (seat, action), in order, from the deal of ``seed``."""
+    _, state, _ = deque(replay_steps(game, options, seed, moves, dealer), maxlen=1)[0]
     return state

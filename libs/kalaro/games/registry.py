@@ -11,7 +11,7 @@ block at the bottom).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -29,6 +29,7 @@ from kalaro.games.contract import (
     Secrets,
     V_co,
     replay,
+    replay_steps,
 )
 
 __all__ = [
@@ -105,6 +106,12 @@ class Game(Generic[S, A, O, V_co, R_co, E]):
     ) -> S:
         """The state after ``moves`` from the deal of ``seed`` (:func:`contract.replay`)."""
         return replay(self.module, options, seed, moves, dealer)
+
+    def replay_steps(
+        self, options: O, seed: bytes, moves: Iterable[tuple[int, A]], dealer: int | None = None
+    ) -> Iterator[tuple[int | None, S, Sequence[E]]]:
+        """Every state from the deal of ``seed`` on (:func:`contract.replay_steps`)."""
+        return replay_steps(self.module, options, seed, moves, dealer)
 
     def options(self, options: dict[str, Any]) -> O:
         """Options from a table's stored dict: ``{"ruleset": ..., <house rules>...}``.
