@@ -80,8 +80,9 @@ from kalaro.sql import create_engine
 from kalaro.verify import verify_hand
 from services.engine.hand import Slot, hand_record
 from services.history import store
+from services.history.bootstrap import build_service
+from services.history.handlers import history_deps
 from services.history.schema import hands, migrate_history, player_hands
-from services.history.service import build_service
 
 HEAVY = 20
 PAGE = 20
@@ -283,7 +284,7 @@ async def serve(database_url: str, nats_url: str) -> None:
     """The child: history's endpoints and the echo floor until SIGTERM."""
     engine = create_engine(database_url)
     nc = await connect(nats_url, "history-bench")
-    service = build_service(engine)
+    service = build_service(history_deps(engine))
     await service.start(nc)
 
     async def echo(msg: Any) -> None:

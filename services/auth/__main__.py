@@ -1,7 +1,7 @@
 """``python -m services.auth``: run the auth service, or ``create-admin`` for operators.
 
-Serving: load settings, connect NATS, Redis and SQL, migrate, make sure the admin
-named in settings exists (if any), then serve until SIGTERM.
+Serving: :func:`services.auth.bootstrap.bootstrap` (migrate, make sure the admin named
+in settings exists, if any), then serve until SIGTERM.
 
 ``create-admin --email E [--name N] [--password P] [--reset-password]`` creates the
 account, or promotes an existing one, to admin. Without ``--password`` a new account
@@ -20,23 +20,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from kalaro.bus import ServiceError
-from kalaro.bus.runner import (
-    connect,
-    database_ready,
-    redis_ready,
-    run_until_stopped,
-    serve,
-    streams_ready,
-)
-from kalaro.bus.store import connect_redis
-from kalaro.logs import setup as setup_logs
-from kalaro.proto import subjects
-from kalaro.settings import Settings, load_settings, production_problem
+from kalaro.bus.runner import checked_settings, service_main
+from kalaro.settings import Settings
 from kalaro.sql import create_engine, migrate
 from services.auth.accounts import AdminAccount, ensure_admin
+from services.auth.bootstrap import SERVICE_NAME, bootstrap, print_admin
 from services.auth.passwords import Passwords
 from services.auth.schema import COMPONENT, MIGRATIONS
-from services.auth.service import SERVICE_NAME, bootstrap, build_service
 
 log = logging.getLogger("services.auth")
 
@@ -47,16 +37,6 @@ def _reason(exc: BaseException) -> str:
         exc = exc.__cause__
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
-
-
-def _print_admin(account: AdminAccount) -> None:
-    action = "created" if account.created else "promoted"
-    print(f"admin {action}: {account.email}")
-    if account.generated_password is not None:
-        # The only time it is ever shown: we keep just its hash.
-        print(f"password: {account.generated_password}")
-    elif not account.created:
-        print("password: unchanged")
 
 
 async def create_admin(
@@ -83,42 +63,6 @@ async def create_admin(
         await engine.dispose()
 
 
-async def run(settings: Settings) -> None:
-    engine = create_engine(settings.database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
-    redis = connect_redis(settings.redis_url, settings)
-    nc = await connect(settings.nats_url, SERVICE_NAME)
-    try:
-        deps = await bootstrap(settings, engine=engine, redis=redis, nc=nc)
-        if settings.admin_email:
-            # Settings create the first admin once; later starts only keep the role
-            # in place and never overwrite a password changed since.
-            account = await ensure_admin(
-                engine,
-                deps.passwords,
-                settings.admin_email,
-                password=settings.admin_password,
-                on_registered=deps.on_registered,
-            )
-            if account.generated_password is not None:
-                _print_admin(account)
-        checks = {
-            "database": database_ready(engine),
-            "redis": redis_ready(redis),
-            "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM], settings),
-        }
-        await serve(
-            build_service(deps),
-            nc,
-            health_port=settings.health_port,
-            health_host=settings.health_host,
-            checks=checks,
-        )
-    finally:
-        await redis.aclose()
-        await engine.dispose()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m services.auth", description=__doc__)
     commands = parser.add_subparsers(dest="command")
@@ -131,37 +75,33 @@ def main(argv: list[str] | None = None) -> int:
         "--reset-password", action="store_true", help="give an existing account a new password"
     )
     args = parser.parse_args(argv)
-    setup_logs("auth")
-    settings = load_settings()
-    problem = production_problem(settings)
-    if problem is not None:
-        print(f"auth: {problem}", file=sys.stderr)
+    if args.command != "create-admin":
+        return service_main(SERVICE_NAME, bootstrap, owns_sql=True)
+    settings = checked_settings(SERVICE_NAME, owns_sql=True)
+    if settings is None:
         return 2
-    if args.command == "create-admin":
-        try:
-            account = asyncio.run(
-                create_admin(
-                    settings,
-                    args.email,
-                    name=args.name,
-                    password=args.password,
-                    reset_password=args.reset_password,
-                )
+    try:
+        account = asyncio.run(
+            create_admin(
+                settings,
+                args.email,
+                name=args.name,
+                password=args.password,
+                reset_password=args.reset_password,
             )
-        except ServiceError as exc:
-            print(f"create-admin: {exc.message}", file=sys.stderr)
-            return 2
-        except (OSError, TimeoutError, SQLAlchemyError) as exc:
-            # An operator's typo or a database that is down: say which, no traceback.
-            where = make_url(settings.database_url).render_as_string(hide_password=True)
-            print(
-                f"create-admin: cannot reach the database at {where}: {_reason(exc)}",
-                file=sys.stderr,
-            )
-            return 1
-        _print_admin(account)
-        return 0
-    run_until_stopped(run(settings))
+        )
+    except ServiceError as exc:
+        print(f"create-admin: {exc.message}", file=sys.stderr)
+        return 2
+    except (OSError, TimeoutError, SQLAlchemyError) as exc:
+        # An operator's typo or a database that is down: say which, no traceback.
+        where = make_url(settings.database_url).render_as_string(hide_password=True)
+        print(
+            f"create-admin: cannot reach the database at {where}: {_reason(exc)}",
+            file=sys.stderr,
+        )
+        return 1
+    print_admin(account)
     return 0
 
 

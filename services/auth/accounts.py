@@ -1,6 +1,6 @@
 """What the auth service does, as plain async functions with their dependencies passed in.
 
-No NATS here: :mod:`services.auth.service` decodes requests and calls these; tests
+No NATS here: :mod:`services.auth.bootstrap` binds requests and calls these; tests
 call them over the bus against real Redis and SQL. Failures are
 :class:`~kalaro.bus.ServiceError` with a code from :mod:`kalaro.proto.errors`.
 
@@ -28,6 +28,7 @@ from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import (
     GetProfile,
+    GetPublicKeys,
     GoogleSignIn,
     PublicKeys,
     SignUp,
@@ -117,7 +118,7 @@ log = logging.getLogger("services.auth")
 # --- sign up --------------------------------------------------------------------------
 
 
-async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
+async def sign_up(req: SignUp, deps: AuthDeps) -> SignUpAccepted:
     """Create an unverified account and mail it a verification link.
 
     The answer is the same whether or not the email is known (so sign-up reveals
@@ -161,7 +162,7 @@ async def sign_up(deps: AuthDeps, req: SignUp) -> SignUpAccepted:
 # --- sign in --------------------------------------------------------------------------
 
 
-async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
+async def google_sign_in(req: GoogleSignIn, deps: AuthDeps) -> TokenPair:
     """Sign in with a Google ID token: the account linked to its ``sub``, else the
     account with its (Google-verified) email, which gets linked, else a new account.
 
@@ -242,7 +243,7 @@ async def google_sign_in(deps: AuthDeps, req: GoogleSignIn) -> TokenPair:
 # --- profile, keys --------------------------------------------------------------------
 
 
-async def get_profile(deps: AuthDeps, req: GetProfile) -> UserProfile:
+async def get_profile(req: GetProfile, deps: AuthDeps) -> UserProfile:
     async with deps.engine.connect() as conn:
         account = await store.account_by_id(conn, req.user_id)
     if account is None:
@@ -250,7 +251,7 @@ async def get_profile(deps: AuthDeps, req: GetProfile) -> UserProfile:
     return rules.profile(account)
 
 
-def public_keys(deps: AuthDeps) -> PublicKeys:
+async def public_keys(_req: GetPublicKeys, deps: AuthDeps) -> PublicKeys:
     settings = deps.settings
     return PublicKeys(
         keys=deps.jwks,

@@ -1,5 +1,5 @@
 """What the auth functions are given: :class:`AuthDeps`, built once per process (see
-:func:`services.auth.service.bootstrap`), and the callbacks to the rest of the system."""
+:func:`services.auth.bootstrap.build_deps`), and the callbacks to the rest of the system."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ Revoker = Callable[[str, str], Awaitable[None]]
 
 @dataclass(frozen=True)
 class AuthDeps:
-    """Everything the auth functions need, built once per process (see service.bootstrap)."""
+    """Everything the auth functions need, built once per process (see bootstrap.build_deps)."""
 
     engine: AsyncEngine
     passwords: Passwords

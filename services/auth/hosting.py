@@ -26,7 +26,7 @@ from services.auth.deps import AuthDeps
 log = logging.getLogger("services.auth")
 
 
-async def request_host(deps: AuthDeps, req: RequestHost) -> HostRequest:
+async def request_host(req: RequestHost, deps: AuthDeps) -> HostRequest:
     """Ask to become a host; asking again while pending returns the same request."""
     note = rules.clean_note(req.note)
     try:
@@ -49,7 +49,7 @@ async def request_host(deps: AuthDeps, req: RequestHost) -> HostRequest:
         return rules.host_request_view(existing)
 
 
-async def list_host_requests(deps: AuthDeps, req: ListHostRequests) -> HostRequestList:
+async def list_host_requests(req: ListHostRequests, deps: AuthDeps) -> HostRequestList:
     """Pending requests oldest first (a queue); decided ones newest first (history)."""
     rules.check_list_page(req.limit, req.offset)
     async with deps.engine.connect() as conn:
@@ -57,7 +57,7 @@ async def list_host_requests(deps: AuthDeps, req: ListHostRequests) -> HostReque
     return HostRequestList(requests=tuple(rules.host_request_view(row) for row in rows))
 
 
-async def decide_host_request(deps: AuthDeps, req: DecideHostRequest) -> HostRequest:
+async def decide_host_request(req: DecideHostRequest, deps: AuthDeps) -> HostRequest:
     """An admin approves (the user gains ``host``) or rejects a pending request."""
     reason = rules.clean_note(req.reason, "reasons")
     status = rules.decision_status(req.approve)
@@ -84,7 +84,7 @@ async def decide_host_request(deps: AuthDeps, req: DecideHostRequest) -> HostReq
     return rules.host_request_view(row)
 
 
-async def search_users(deps: AuthDeps, req: SearchUsers) -> UserSearchResult:
+async def search_users(req: SearchUsers, deps: AuthDeps) -> UserSearchResult:
     """Accounts whose email or display name contains ``query``, case-insensitively;
     prefix matches first, then by name. Profiles only, never credentials.
 

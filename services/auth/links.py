@@ -55,7 +55,7 @@ async def pay_welcome(deps: AuthDeps, account: Account) -> None:
         raise ServiceError(codes.UNAVAILABLE, "that did not work just now; try again") from exc
 
 
-async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
+async def verify_email(req: VerifyEmail, deps: AuthDeps) -> EmailVerified:
     """Follow a verification link: mark its account verified; each link works once."""
     if not rules.plausible_token(req.token):
         raise rules.link_refusal("unknown")
@@ -78,7 +78,7 @@ async def verify_email(deps: AuthDeps, req: VerifyEmail) -> EmailVerified:
     return EmailVerified(user_id=account.user_id, email=account.email)
 
 
-async def resend_verification(deps: AuthDeps, req: ResendVerification) -> LinkResent:
+async def resend_verification(req: ResendVerification, deps: AuthDeps) -> LinkResent:
     """Mail a new link to the owner of an expired one, or to a signed-in account."""
     if bool(req.token) == bool(req.user_id):
         raise ServiceError(codes.BAD_REQUEST, "send either a link's token or a user id")

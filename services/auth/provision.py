@@ -23,7 +23,7 @@ from services.auth.records import Account
 log = logging.getLogger("services.auth")
 
 
-async def create_bot(deps: AuthDeps, req: CreateBot) -> UserProfile:
+async def create_bot(req: CreateBot, deps: AuthDeps) -> UserProfile:
     """Create a bot account, or make ``req.password`` the existing bot's password.
 
     Only addresses under ``BOT_EMAIL_DOMAIN`` (which sign-up refuses) and only accounts

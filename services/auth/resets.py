@@ -37,7 +37,7 @@ RESET_EVERY_SECONDS = 60
 
 
 async def request_password_reset(
-    deps: AuthDeps, req: RequestPasswordReset
+    req: RequestPasswordReset, deps: AuthDeps
 ) -> PasswordResetRequested:
     email = normalize_email(req.email)
     now_ms = deps.now_ms()
@@ -74,7 +74,7 @@ async def _usable(deps: AuthDeps, token_hash: str, now_ms: int) -> EmailToken:
     return token
 
 
-async def reset_password(deps: AuthDeps, req: ResetPassword) -> TokenPair:
+async def reset_password(req: ResetPassword, deps: AuthDeps) -> TokenPair:
     if not rules.plausible_token(req.token):
         raise rules.link_refusal("unknown", "password reset")
     if not rules.sign_in_password_fits(req.password):

@@ -61,7 +61,7 @@ async def issue_pair(
     )
 
 
-async def refresh(deps: AuthDeps, req: Refresh) -> TokenPair:
+async def refresh(req: Refresh, deps: AuthDeps) -> TokenPair:
     """Trade a refresh token for a new pair; a second use of one token is theft."""
     if not rules.plausible_token(req.refresh_token):
         raise rules.refresh_refusal("unknown")
@@ -93,7 +93,7 @@ async def refresh(deps: AuthDeps, req: Refresh) -> TokenPair:
     raise rules.refresh_refusal(verdict)
 
 
-async def sign_out(deps: AuthDeps, req: SignOut) -> SignedOut:
+async def sign_out(req: SignOut, deps: AuthDeps) -> SignedOut:
     """Revoke the refresh token's whole family and, at once, its access tokens;
     ``signed_out`` is False if the token is unknown.
 

@@ -51,7 +51,7 @@ async def _mail_code(deps: AuthDeps, email: str, account: Account | None) -> Non
         log.info("mailed a sign-in code to %s", account.user_id)
 
 
-async def sign_in(deps: AuthDeps, req: SignIn) -> SignedIn:
+async def sign_in(req: SignIn, deps: AuthDeps) -> SignedIn:
     email = normalize_email(req.email)
     address = req.address.strip()[:64]
     if not rules.sign_in_password_fits(req.password):

@@ -1,5 +1,5 @@
-"""History on the bus: the RECORDS consumer and the read endpoints (thin shells over
-:mod:`services.history.store`).
+"""History's ingest: the RECORDS consumer (its read handlers are in
+:mod:`services.history.handlers`, bound in :mod:`services.history.bootstrap`).
 
 Ingest: a durable pull consumer on ``records.>``. Each fetch is stored in one SQL
 transaction (multi-row ``INSERT ... ON CONFLICT DO NOTHING`` keyed by hand id) and only
@@ -20,25 +20,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kalaro.bus import Service, ServiceError
 from kalaro.bus.jetstream import DurableConsumer, ensure_stream
 from kalaro.bus.redislink import RedisLink
-from kalaro.proto import endpoints, subjects
-from kalaro.proto import errors as codes
+from kalaro.proto import subjects
 from kalaro.proto.engine import HandRecord
 from kalaro.proto.history import (
-    ExportHands,
-    GetPlayerStats,
-    GetStoredHand,
-    HandsList,
-    ListHands,
-    PlayerStats,
-    RecordsPage,
     StoredHand,
 )
 from kalaro.records import index_key, record_key
 from kalaro.settings import Settings
-from services.history import export, stats, store
+from services.history import store
 
 log = logging.getLogger("kalaro.history")
 
@@ -49,45 +40,6 @@ SERVICE_NAME = "history"
 REDIS_COPY_TTL_MS = 3600 * 1000
 #: The longest pause of ingest after failed batches (below the stop grace period).
 MAX_PAUSE_SECONDS = 8.0
-
-
-def build_service(engine: AsyncEngine) -> Service:
-    service = Service(SERVICE_NAME)
-
-    async def list_hands(req: ListHands) -> HandsList:
-        if not 1 <= req.limit <= store.MAX_PAGE:
-            raise ServiceError(codes.BAD_REQUEST, f"limit must be 1 to {store.MAX_PAGE}")
-        page = await store.player_page(
-            engine,
-            req.user_id,
-            game=req.game,
-            before_ms=req.before_ms,
-            before_id=req.before_id,
-            limit=req.limit,
-            since_ms=req.since_ms,
-        )
-        return HandsList(hands=tuple(page))
-
-    async def get_hand(req: GetStoredHand) -> HandRecord:
-        record = await store.load_hand(engine, req.hand_id)
-        if record is None:
-            raise ServiceError(codes.NOT_FOUND, f"no finished hand {req.hand_id} in history")
-        return record
-
-    async def export_hands(req: ExportHands) -> RecordsPage:
-        if not 1 <= req.limit <= export.MAX_EXPORT_PAGE:
-            raise ServiceError(codes.BAD_REQUEST, f"limit must be 1 to {export.MAX_EXPORT_PAGE}")
-        return await export.records_page(engine, req)
-
-    service.add(endpoints.HISTORY_LIST_HANDS, list_hands)
-
-    async def player_stats(req: GetPlayerStats) -> PlayerStats:
-        return await stats.player_stats(engine, req.user_id)
-
-    service.add(endpoints.HISTORY_GET_HAND, get_hand)
-    service.add(endpoints.HISTORY_EXPORT_HANDS, export_hands)
-    service.add(endpoints.HISTORY_PLAYER_STATS, player_stats)
-    return service
 
 
 async def shorten_redis_copies(

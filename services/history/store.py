@@ -6,7 +6,7 @@ listed and read like finished ones, flagged ``voided`` in both tables."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from sqlalchemy import and_, or_, select
@@ -136,3 +136,62 @@ async def stored_ids(engine: AsyncEngine, hand_ids: Sequence[str]) -> set[str]:
     async with engine.connect() as conn:
         found = await conn.scalars(select(hands.c.hand_id).where(hands.c.hand_id.in_(hand_ids)))
         return set(found)
+
+
+class HandHistory(Protocol):
+    """The hand-history store as the handlers and the ingest see it; implemented in SQL
+    (:class:`SqlHandHistory`) and in memory (:class:`services.history.memory.MemoryHandHistory`,
+    the unit tier's twin). Both pass the same tests (``tests/shared/history_store.py``)."""
+
+    async def store_hands(self, stored: Sequence[StoredHand]) -> None: ...
+
+    async def load_hand(self, hand_id: str) -> HandRecord | None: ...
+
+    async def player_page(
+        self,
+        user_id: str,
+        *,
+        game: str | None,
+        before_ms: int | None,
+        before_id: str | None,
+        limit: int,
+        since_ms: int | None = None,
+    ) -> list[HandSummary]: ...
+
+    async def stored_ids(self, hand_ids: Sequence[str]) -> set[str]: ...
+
+
+class SqlHandHistory:
+    """:class:`HandHistory` over this module's functions and an SQL engine."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def store_hands(self, stored: Sequence[StoredHand]) -> None:
+        await store_hands(self.engine, stored)
+
+    async def load_hand(self, hand_id: str) -> HandRecord | None:
+        return await load_hand(self.engine, hand_id)
+
+    async def player_page(
+        self,
+        user_id: str,
+        *,
+        game: str | None,
+        before_ms: int | None,
+        before_id: str | None,
+        limit: int,
+        since_ms: int | None = None,
+    ) -> list[HandSummary]:
+        return await player_page(
+            self.engine,
+            user_id,
+            game=game,
+            before_ms=before_ms,
+            before_id=before_id,
+            limit=limit,
+            since_ms=since_ms,
+        )
+
+    async def stored_ids(self, hand_ids: Sequence[str]) -> set[str]:
+        return await stored_ids(self.engine, hand_ids)

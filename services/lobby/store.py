@@ -13,6 +13,7 @@ import asyncio
 import random
 import uuid
 from collections.abc import Callable
+from typing import Protocol
 
 import msgspec
 from msgspec.structs import replace
@@ -44,6 +45,60 @@ class Written(msgspec.Struct, frozen=True, kw_only=True):
         return self.after is not self.before
 
 
+def decoded(data: bytes, version: int) -> TableRecord:
+    """A stored record, its ``info.version`` the version it is stored at."""
+    rec = msgspec.json.decode(data, type=TableRecord)
+    return replace(rec, info=replace(rec.info, version=version))
+
+
+def loaded(version: int, data: bytes | None) -> tuple[int, TableRecord]:
+    """What :meth:`Tables.load` answers for a stored ``(version, data)``."""
+    if data is None:
+        raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)
+    return version, decoded(data, version)
+
+
+def next_record(
+    rec: TableRecord,
+    version: int,
+    change: Callable[[TableRecord], TableRecord],
+    derive: Callable[[TableRecord], TableRecord],
+) -> TableRecord:
+    """``rec`` (read at ``version``) as ``change`` and ``derive`` leave it, at the next
+    version; ``rec`` itself when ``change`` changed nothing."""
+    changed = change(rec)
+    if changed is rec:
+        return rec
+    changed = derive(changed)
+    return replace(changed, info=replace(changed.info, version=version + 1))
+
+
+class Tables(Protocol):
+    """The table records and their listing, as the lobby's handlers use them: in Redis
+    (:class:`TableStore`) or in memory (:class:`services.lobby.memory.MemoryTables`,
+    the unit tier's twin). Both pass tests/contracts/table_store.py."""
+
+    async def get(self, table_id: str) -> tuple[int, bytes | None]: ...
+
+    async def load(self, table_id: str) -> tuple[int, TableRecord]: ...
+
+    async def update(
+        self,
+        table_id: str,
+        change: Callable[[TableRecord], TableRecord],
+        *,
+        derive: Callable[[TableRecord], TableRecord] = ...,
+    ) -> Written: ...
+
+    async def insert(self, rec: TableRecord, *, listed_at: float | None) -> TableRecord: ...
+
+    async def listed(self, start: int) -> list[tuple[str, TableRecord | None]]: ...
+
+    async def load_many(self, names: list[str]) -> list[tuple[str, TableRecord | None]]: ...
+
+    async def unlist(self, *table_ids: str) -> None: ...
+
+
 class TableStore:
     """Table records and the lobby's indexes in Redis, every key under ``prefix``."""
 
@@ -70,11 +125,7 @@ class TableStore:
         return await self._records.get(table_id)
 
     async def load(self, table_id: str) -> tuple[int, TableRecord]:
-        version, data = await self._records.get(table_id)
-        if data is None:
-            raise ServiceError(codes.NOT_FOUND, NO_SUCH_TABLE)
-        rec = msgspec.json.decode(data, type=TableRecord)
-        return version, replace(rec, info=replace(rec.info, version=version))
+        return loaded(*await self._records.get(table_id))
 
     async def update(
         self,
@@ -91,11 +142,9 @@ class TableStore:
         """
         for attempt in range(_CAS_ATTEMPTS):
             version, rec = await self.load(table_id)
-            changed = change(rec)
+            changed = next_record(rec, version, change, derive)
             if changed is rec:
                 return Written(before=rec, after=rec)
-            changed = derive(changed)
-            changed = replace(changed, info=replace(changed.info, version=version + 1))
             closed = changed.info.status in CLOSED
             try:
                 await self._records.put(
@@ -148,8 +197,7 @@ class TableStore:
             if data is None:
                 found.append((name, None))
                 continue
-            rec = msgspec.json.decode(data, type=TableRecord)
-            found.append((name, replace(rec, info=replace(rec.info, version=int(version)))))
+            found.append((name, decoded(data, int(version))))
         return found
 
     async def unlist(self, *table_ids: str) -> None:

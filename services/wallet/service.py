@@ -1,7 +1,5 @@
-"""The wallet on the bus: request/reply endpoints and the durable JetStream consumers.
-
-Handlers are thin (decode, call a :mod:`~services.wallet.ledger` function, return its
-answer); the runner turns a :class:`~kalaro.bus.ServiceError` into a typed error reply.
+"""The wallet's durable JetStream consumers (its request handlers are in
+:mod:`~services.wallet.handlers`, bound in :mod:`~services.wallet.bootstrap`).
 
 Two consumers make sure nothing is lost while the wallet is down:
 
@@ -19,43 +17,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, assert_never
+from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from prometheus_client import Histogram
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kalaro.bus import Service, ServiceError
+from kalaro.bus import ServiceError
 from kalaro.bus.jetstream import DurableConsumer, batch_ages, ensure_stream, message_age
-from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
+from kalaro.proto import subjects
 from kalaro.proto.auth import UserRegistered
 from kalaro.proto.wallet import (
-    Adjust,
-    Adjusted,
-    Audit,
-    AuditReport,
-    Balance,
-    CreditRequest,
-    CreditRequestList,
-    DecideCreditRequest,
-    GetBalance,
-    GetHistory,
     HandOutcome,
-    History,
-    HoldsPlaced,
-    ListCreditRequests,
-    PlaceHolds,
-    RequestCredits,
     SettleHand,
-    Settlement,
-    VoidHand,
-    WelcomeGrant,
-    WelcomeGranted,
 )
 from kalaro.settings import Settings
 from services.wallet import ledger
+from services.wallet.handlers import apply_outcome
 
 log = logging.getLogger("kalaro.wallet")
 
@@ -66,82 +46,6 @@ SETTLEMENT_LAG = Histogram(
     "From a hand's result reaching JetStream (the hand finished) to its settlement",
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
 )
-
-
-def build_service(engine: AsyncEngine, settings: Settings) -> Service:
-    """The wallet's request/reply endpoints, served on the ``wallet`` queue group."""
-    service = Service(SERVICE_NAME)
-
-    async def welcome(req: WelcomeGrant) -> WelcomeGranted:
-        return await ledger.welcome_grant(engine, req.user_id, settings.welcome_grant)
-
-    async def balance(req: GetBalance) -> Balance:
-        return await ledger.get_balance(engine, req.user_id)
-
-    async def history(req: GetHistory) -> History:
-        return await ledger.history(engine, req.user_id, limit=req.limit, before=req.before)
-
-    async def request_credits(req: RequestCredits) -> CreditRequest:
-        return await ledger.request_credits(engine, req.user_id, req.amount, req.note)
-
-    async def list_requests(req: ListCreditRequests) -> CreditRequestList:
-        return await ledger.list_credit_requests(
-            engine, status=req.status, user_id=req.user_id, limit=req.limit, offset=req.offset
-        )
-
-    async def decide(req: DecideCreditRequest) -> CreditRequest:
-        return await ledger.decide_credit_request(
-            engine, req.request_id, req.admin_id, approve=req.approve, reason=req.reason
-        )
-
-    async def adjust(req: Adjust) -> Adjusted:
-        return await ledger.adjust(
-            engine,
-            req.admin_id,
-            req.user_id,
-            req.amount,
-            req.reason,
-            req.kind,
-            request_key=req.request_key,
-        )
-
-    async def place_holds(req: PlaceHolds) -> HoldsPlaced:
-        return await ledger.place_holds(engine, req.table_id, req.hand_id, req.holds, req.game)
-
-    async def settle(req: SettleHand) -> Settlement:
-        return await apply_outcome(engine, req)
-
-    async def void(req: VoidHand) -> Settlement:
-        return await apply_outcome(engine, req)
-
-    async def audit(_req: Audit) -> AuditReport:
-        return await ledger.audit(engine)
-
-    service.add(endpoints.WALLET_WELCOME_GRANT, welcome)
-    service.add(endpoints.WALLET_BALANCE, balance)
-    service.add(endpoints.WALLET_HISTORY, history)
-    service.add(endpoints.WALLET_REQUEST_CREDITS, request_credits)
-    service.add(endpoints.WALLET_LIST_CREDIT_REQUESTS, list_requests)
-    service.add(endpoints.WALLET_DECIDE_CREDIT_REQUEST, decide)
-    service.add(endpoints.WALLET_ADJUST, adjust)
-    service.add(endpoints.WALLET_PLACE_HOLDS, place_holds)
-    service.add(endpoints.WALLET_SETTLE, settle)
-    service.add(endpoints.WALLET_VOID, void)
-    service.add(endpoints.WALLET_AUDIT, audit)
-    return service
-
-
-async def apply_outcome(engine: AsyncEngine, outcome: HandOutcome) -> Settlement:
-    """Settle or void a hand, whichever the engine reported."""
-    match outcome:
-        case SettleHand():
-            return await ledger.settle(
-                engine, outcome.hand_id, outcome.payments, table_id=outcome.table_id
-            )
-        case VoidHand():
-            return await ledger.void(engine, outcome.hand_id, table_id=outcome.table_id)
-        case _:
-            assert_never(outcome)
 
 
 async def ensure_streams(js: JetStreamContext, settings: Settings | None = None) -> None:

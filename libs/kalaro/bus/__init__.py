@@ -2,6 +2,6 @@
 
 from kalaro.bus.client import request
 from kalaro.bus.errors import RemoteError, ServiceError
-from kalaro.bus.service import Service
+from kalaro.bus.service import Route, Service, route
 
-__all__ = ["RemoteError", "Service", "ServiceError", "request"]
+__all__ = ["RemoteError", "Route", "Service", "ServiceError", "request", "route"]

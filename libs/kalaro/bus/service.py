@@ -1,7 +1,11 @@
 """The service runner: typed request/reply endpoints on NATS queue groups.
 
-A service is a name plus endpoints; each endpoint is a subject, a request type and
-an async function from request to reply. The runner decodes, calls, encodes, turns
+A service is a name plus endpoints. An endpoint (subject, request type, reply type) is
+declared once in :mod:`kalaro.proto.endpoints`, which callers send through too; a
+service binds each to its handler once, in its ``bootstrap.py``, as a :class:`Route`:
+``route(endpoints.WALLET_BALANCE, balance)``, where every handler has one shape,
+``async def balance(cmd: GetBalance, deps: WalletDeps) -> Balance``, and
+``Service(name).bind(ROUTES, deps)`` serves them all. The runner decodes, calls, encodes, turns
 :class:`ServiceError` into a typed error reply, counts and times every request, and
 drains gracefully: on stop it takes no new requests and lets in-flight ones finish.
 """
@@ -11,9 +15,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar
 
 import msgspec
 from nats.aio.client import Client as NATS
@@ -36,6 +40,7 @@ log = logging.getLogger("kalaro.bus")
 
 Req = TypeVar("Req")
 Rep = TypeVar("Rep", bound=msgspec.Struct)
+D = TypeVar("D")
 
 REQUESTS = Counter("kalaro_requests_total", "Requests handled", ["service", "subject", "outcome"])
 LATENCY = Histogram(
@@ -52,6 +57,27 @@ class _Route(Generic[Req]):
     request_type: type[Req]
     handler: Callable[[Req], Awaitable[msgspec.Struct]]
     label: str  # the subject as metrics name it
+
+
+@dataclass(frozen=True)
+class Route(Generic[D]):
+    """An endpoint bound to its handler, ``async def handle(cmd, deps) -> reply``."""
+
+    endpoint: Endpoint[Any, Any]
+    handler: Callable[[Any, D], Awaitable[Any]]
+
+
+def route(endpoint: Endpoint[Req, Rep], handler: Callable[[Req, D], Awaitable[Rep]]) -> Route[D]:
+    """Bind ``endpoint`` to ``handler``; mypy checks the handler takes the endpoint's
+    request type (and the service's deps) and returns its reply type."""
+    return Route(endpoint, handler)
+
+
+def _bound(handler: Callable[[Any, D], Awaitable[Any]], deps: D) -> Callable[[Any], Awaitable[Any]]:
+    async def handle(cmd: Any) -> Any:
+        return await handler(cmd, deps)
+
+    return handle
 
 
 def _is_outage(exc: BaseException) -> bool:
@@ -91,38 +117,25 @@ class Service:
     def subjects(self) -> list[str]:
         return [e.subject for e in self._routes]
 
-    @overload
     def add(
         self,
         endpoint: Endpoint[Req, Rep],
         handler: Callable[[Req], Awaitable[Rep]],
         *,
         label: str = "",
-    ) -> None: ...
-
-    @overload
-    def add(
-        self,
-        endpoint: str,
-        handler: type[Req],
-        legacy_handler: Callable[[Req], Awaitable[msgspec.Struct]],
-    ) -> None: ...
-
-    def add(
-        self, endpoint: Any, handler: Any, legacy_handler: Any = None, *, label: str = ""
     ) -> None:
         """Serve ``endpoint`` with ``handler`` (its request type in, its reply type out).
         ``label``: the subject metrics name instead (one for all of an engine's
-        partitions, not one series per partition).
+        partitions, not one series per partition)."""
+        self._routes.append(
+            _Route(endpoint.subject, endpoint.request, handler, label or endpoint.subject)
+        )
 
-        The older form ``add(subject, request_type, handler)`` still works, for
-        contracts not yet declared in :mod:`kalaro.proto.endpoints`.
-        """
-        if isinstance(endpoint, Endpoint):
-            route = _Route(endpoint.subject, endpoint.request, handler, label or endpoint.subject)
-        else:
-            route = _Route(endpoint, handler, legacy_handler, endpoint)
-        self._routes.append(route)
+    def bind(self, routes: Iterable[Route[D]], deps: D) -> Service:
+        """Serve every route, each handler called as ``handler(cmd, deps)``."""
+        for r in routes:
+            self.add(r.endpoint, _bound(r.handler, deps))
+        return self
 
     async def start(self, nc: NATS) -> None:
         self._nc = nc

@@ -1,8 +1,8 @@
 """Every request/reply contract, declared once: subject, request type, reply type.
 
-A service registers an :class:`Endpoint` (``service.add(endpoints.WALLET_BALANCE,
-handler)``: the handler must take the request type and return the reply type) and a
-caller sends through it (``await request(nc, endpoints.WALLET_BALANCE, msg)`` returns a
+A service binds an :class:`Endpoint` to its handler once, in its ``bootstrap.py``
+(``route(endpoints.WALLET_BALANCE, balance)``: the handler must take the request type
+and the service's deps, and return the reply type) and a caller sends through it (``await request(nc, endpoints.WALLET_BALANCE, msg)`` returns a
 ``Balance``), so neither repeats the other's types and mypy checks both sides.
 """
 

@@ -17,8 +17,8 @@ from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
 from kalaro.sql import create_engine, migrate
+from services.auth.bootstrap import build_deps, build_service
 from services.auth.schema import COMPONENT, MIGRATIONS
-from services.auth.service import bootstrap, build_service
 from tests.integration.auth.harness import AuthHarness, Clock, GoogleKeys, auth_settings
 
 
@@ -43,7 +43,7 @@ async def auth(
     engine = create_engine(database_url)
     await migrate(engine, COMPONENT, MIGRATIONS)
     clock = Clock()
-    deps = await bootstrap(
+    deps = await build_deps(
         settings,
         engine=engine,
         redis=redis,

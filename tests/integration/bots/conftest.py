@@ -17,8 +17,8 @@ from nats.aio.client import Client as NATS
 from kalaro.bus.redislink import RedisLink
 from kalaro.sql import create_engine, migrate
 from services.auth.accounts import AuthDeps
+from services.auth.bootstrap import build_deps, build_service
 from services.auth.schema import COMPONENT, MIGRATIONS
-from services.auth.service import bootstrap, build_service
 from tests.integration.auth.harness import auth_settings
 
 
@@ -32,7 +32,7 @@ async def auth_service(
     settings = auth_settings(database_url, tmp_path, jwks)
     engine = create_engine(database_url)
     await migrate(engine, COMPONENT, MIGRATIONS)
-    deps = await bootstrap(
+    deps = await build_deps(
         settings, engine=engine, redis=redis, nc=nc, throttle_prefix=f"test:{unique}:throttle:"
     )
     service = build_service(deps)

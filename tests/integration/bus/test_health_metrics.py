@@ -28,7 +28,7 @@ from kalaro.proto import subjects
 from kalaro.proto.wallet import HoldRequest, Payment, SettleHand
 from kalaro.settings import load_settings
 from kalaro.sql import create_engine
-from services.engine.__main__ import count_active_hands
+from services.engine.bootstrap import count_active_hands
 from services.wallet import ledger
 from services.wallet.schema import migrate_wallet
 from services.wallet.service import start_consumers, stop_consumers

@@ -29,8 +29,10 @@ from kalaro.proto.wallet import HoldRequest, Payment, SettleHand
 from kalaro.settings import Settings, load_settings
 from kalaro.sql import create_engine
 from services.wallet import ledger
+from services.wallet.bootstrap import build_service
+from services.wallet.handlers import wallet_deps
 from services.wallet.schema import migrate_wallet, transactions
-from services.wallet.service import build_service, ensure_streams, start_consumers, stop_consumers
+from services.wallet.service import ensure_streams, start_consumers, stop_consumers
 from tests.integration.bus.test_stream_replicas import _wait_for_replicas
 from tests.integration.wallet.wallet_helpers import WELCOME, Wallet
 
@@ -170,7 +172,7 @@ async def test_killing_the_results_leaders_node_loses_no_settlement(
     settings: Settings = load_settings(NO_SETTING, database_url=database_url, welcome_grant=WELCOME)
     engine = create_engine(database_url)
     await migrate_wallet(engine)
-    service = build_service(engine, settings)
+    service = build_service(wallet_deps(engine, settings))
     await service.start(cnc)
     wallet = Wallet(cnc, engine)
     js = cnc.jetstream()

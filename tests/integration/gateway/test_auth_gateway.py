@@ -26,8 +26,8 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer, RedisServer, free_port, wait_for_port
 from kalaro.settings import Settings, load_settings
 from kalaro.sql import create_engine, migrate
+from services.auth.bootstrap import build_deps, build_service
 from services.auth.schema import COMPONENT, MIGRATIONS
-from services.auth.service import bootstrap, build_service
 from services.gateway.__main__ import server_config
 from services.gateway.app import create_app
 
@@ -113,7 +113,7 @@ async def stack(
     settings = stack_settings(nats_server, redis_server, tmp_path)
     engine = create_engine(settings.database_url)
     await migrate(engine, COMPONENT, MIGRATIONS)
-    deps = await bootstrap(
+    deps = await build_deps(
         settings, engine=engine, redis=redis, nc=nc, throttle_prefix=f"test:{unique}:throttle:"
     )
     service = build_service(deps)

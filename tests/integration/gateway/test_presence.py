@@ -30,7 +30,7 @@ from kalaro.proto import subjects
 from kalaro.proto.auth import TokenPair, UserProfile
 from kalaro.settings import load_settings
 from kalaro.tokens import issue_access_token, key_id
-from services.lobby.service import build_service
+from services.lobby.bootstrap import build_service
 from services.lobby.tables import Lobby
 from tests.integration.gateway.world import AUDIENCE, ISSUER, serving, signing_keys
 from tests.integration.lobby.harness import Clock
@@ -163,7 +163,7 @@ async def test_presence_follows_sockets_across_two_gateways(world: World) -> Non
     ana_one = await watch(world, ana, one, tid)
     ana_two = await watch(world, ana, two, tid)
     await sees(watcher, tid, ["connected", "connected", None])
-    rec = await world.lobby._load(tid)
+    rec = await world.lobby.store.load(tid)
     assert sorted(g.gateway_id for g in rec[1].gateways) == sorted([one.gateway_id, two.gateway_id])
 
     # One of her sockets closes: she still has the other. Gateway two now reports only
@@ -171,7 +171,7 @@ async def test_presence_follows_sockets_across_two_gateways(world: World) -> Non
     await ana_two.close()
 
     async def only_ben_on_two() -> bool:
-        _, rec = await world.lobby._load(tid)
+        _, rec = await world.lobby.store.load(tid)
         return [g.user_ids for g in rec.gateways if g.gateway_id == two.gateway_id] == [
             (ben.user_id,)
         ]

@@ -30,7 +30,7 @@ from kalaro.proto import ws as w
 from kalaro.proto.engine import GetView
 from services.gateway.connection import Connection
 from services.gateway.hub import Hub
-from services.lobby.service import build_service
+from services.lobby.bootstrap import build_service
 from services.lobby.tables import Lobby
 from tests.integration.engine.engine_helpers import FakeClock, Replicas, legal, send_act
 from tests.integration.lobby.harness import Clock

@@ -28,8 +28,8 @@ from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer, RedisServer
 from kalaro.settings import Settings
 from kalaro.sql import create_engine, migrate
+from services.auth.bootstrap import build_deps, build_service
 from services.auth.schema import COMPONENT, MIGRATIONS
-from services.auth.service import bootstrap, build_service
 from tests.integration.gateway.test_auth_gateway import PASSWORD, gateway, stack_settings
 
 LIMITS: dict[str, Any] = {
@@ -91,7 +91,7 @@ async def two(
     await migrate(engine, COMPONENT, MIGRATIONS)
     services = []
     for _ in range(2):  # two replicas, one Redis: neither keeps a limit of its own
-        deps = await bootstrap(
+        deps = await build_deps(
             settings, engine=engine, redis=redis, nc=nc, throttle_prefix=f"test:{unique}:t:"
         )
         services.append(build_service(deps))

@@ -18,13 +18,13 @@ from nats.aio.client import Client as NATS
 from kalaro.bus import Service
 from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer, free_port, wait_for_port
-from kalaro.proto import subjects
+from kalaro.proto import endpoints
 from kalaro.proto.auth import GetPublicKeys, PublicKeys
 from kalaro.settings import Settings, load_settings
 from kalaro.tokens import ALGORITHM, issue_access_token, key_id, public_jwks
 from services.gateway.__main__ import server_config
 from services.gateway.app import create_app
-from services.lobby.service import build_service
+from services.lobby.bootstrap import build_service
 from services.lobby.tables import Lobby
 from tests.integration.lobby.harness import Clock
 
@@ -60,7 +60,7 @@ async def signing_keys(nc: NATS) -> AsyncIterator[Ed25519PrivateKey]:
             keys=tuple(public_jwks(key)), issuer=ISSUER, audience=AUDIENCE, algorithms=(ALGORITHM,)
         )
 
-    keys.add(subjects.AUTH_PUBLIC_KEYS, GetPublicKeys, public_keys)
+    keys.add(endpoints.AUTH_PUBLIC_KEYS, public_keys)
     await keys.start(nc)
     try:
         yield key

@@ -19,13 +19,14 @@ from kalaro.proto import errors as codes
 from kalaro.proto.engine import HandRecord, Player
 from kalaro.proto.history import ExportHands, StoredHand
 from services.history import store
-from services.history.service import build_service
+from services.history.bootstrap import build_service
+from services.history.handlers import history_deps
 from tests.integration.history.history_helpers import stored
 
 
 @pytest.fixture
 async def history(nc: NATS, engine: AsyncEngine) -> AsyncIterator[Service]:
-    service = build_service(engine)
+    service = build_service(history_deps(engine))
     await service.start(nc)
     yield service
     await service.stop()

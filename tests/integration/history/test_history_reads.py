@@ -19,7 +19,8 @@ from kalaro.proto.engine import GetHandRecord, HandRecord, ListMyHands, MyHands
 from kalaro.records import summary
 from services.gateway.hand_source import find_record, player_hands
 from services.history import store
-from services.history.service import build_service
+from services.history.bootstrap import build_service
+from services.history.handlers import history_deps
 from tests.integration.history.history_helpers import stored
 
 
@@ -61,7 +62,7 @@ async def test_history_first_then_the_engines_copy(
     await store.store_hands(engine, [stored(unique, n) for n in range(3)])
     for n in (2, 3):  # hand 2 in both; hand 3 not in history yet
         engines[f"{unique}.{n}"] = stored(unique, n).record
-    history = build_service(engine)
+    history = build_service(history_deps(engine))
     await history.start(nc)
     try:
         assert await find_record(nc, "tongits", f"{unique}.0") == stored(unique, 0).record

@@ -27,7 +27,9 @@ from kalaro.proto.history import StoredHand
 from kalaro.settings import Settings
 from services.gateway.hand_source import player_hands
 from services.history import store
-from services.history.service import REDIS_COPY_TTL_MS, build_service, start_consumer
+from services.history.bootstrap import build_service
+from services.history.handlers import history_deps
+from services.history.service import REDIS_COPY_TTL_MS, start_consumer
 from tests.integration.engine.engine_helpers import (
     FakeClock,
     Feed,
@@ -145,7 +147,7 @@ async def rig(
 ) -> AsyncIterator[Rig]:
     replicas = Replicas(nats_server.url, redis, f"{unique}:", FakeClock())
     await replicas.start(GAME, now_ms=wall_clock)
-    history = build_service(engine)
+    history = build_service(history_deps(engine))
     await history.start(nc)
     found = Rig(nc, engine, settings, redis, replicas, unique, history)
     yield found

@@ -15,9 +15,10 @@ from kalaro.bus import request
 from kalaro.proto import endpoints
 from kalaro.proto.history import GameStats, GetPlayerStats, PlayerStats, StoredHand
 from services.history import stats, store
+from services.history.bootstrap import build_service
+from services.history.handlers import history_deps
 from services.history.outcome import winning_seats
 from services.history.schema import player_hands
-from services.history.service import build_service
 from tests.history_played import stored_played
 
 
@@ -103,7 +104,7 @@ async def test_the_bus_endpoint_answers_the_stats(
 ) -> None:
     hands = _hands(unique)
     await store.store_hands(engine, hands)
-    service = build_service(engine)
+    service = build_service(history_deps(engine))
     await service.start(nc)
     try:
         me = f"{unique}-me"

@@ -15,8 +15,10 @@ from kalaro.proto import endpoints, subjects
 from kalaro.proto.history import ExportHands, GetPlayerStats, GetStoredHand, ListHands
 from kalaro.settings import Settings
 from services.history import export, stats, store
+from services.history.bootstrap import build_service
+from services.history.handlers import history_deps
 from services.history.schema import hands, player_hands
-from services.history.service import build_service, start_consumer
+from services.history.service import start_consumer
 from tests.integration.history.history_helpers import counts, eventually, publish, stored, voided
 
 
@@ -99,7 +101,7 @@ async def test_a_voided_record_from_the_stream_is_stored_once_and_served(
     finally:
         await consumer.stop()
     assert await counts(engine, unique) == (2, 4)
-    service = build_service(engine)
+    service = build_service(history_deps(engine))
     await service.start(nc)
     try:
         me = f"{unique}-b"

@@ -16,7 +16,8 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
-from services.lobby.service import build_service, start_hands_consumer
+from services.lobby.bootstrap import build_service
+from services.lobby.service import start_hands_consumer
 from services.lobby.tables import Lobby
 from tests.integration.lobby.harness import Clock, Frames, LobbyHarness, Peers
 

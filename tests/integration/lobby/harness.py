@@ -23,9 +23,9 @@ from nats.aio.msg import Msg
 
 from kalaro.bus import RemoteError, Service, ServiceError, request
 from kalaro.games.registry import game_names, rules_for
+from kalaro.proto import endpoints, subjects, ws
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import subjects, ws
 from kalaro.proto.engine import CancelHand, GetView, HandCancelled, HandStarted, StartHand
 from kalaro.proto.wallet import (
     Balance,
@@ -91,18 +91,14 @@ class Peers:
     def service(self) -> Service:
         service = Service("lobby-test-peers")
         if self.wallet:
-            service.add(subjects.WALLET_BALANCE, GetBalance, self._balance)
-            service.add(subjects.WALLET_PLACE_HOLDS, PlaceHolds, self._place_holds)
-            service.add(subjects.WALLET_VOID, VoidHand, self._void)
+            service.add(endpoints.WALLET_BALANCE, self._balance)
+            service.add(endpoints.WALLET_PLACE_HOLDS, self._place_holds)
+            service.add(endpoints.WALLET_VOID, self._void)
         for game in GAMES:
             # Every partition's subject: the lobby sends to a table's owning replica.
-            service.add(
-                subjects.at_partition(subjects.engine_start(game), "*"), StartHand, self._start
-            )
-            service.add(
-                subjects.at_partition(subjects.engine_cancel(game), "*"), CancelHand, self._cancel
-            )
-            service.add(subjects.at_partition(subjects.engine_view(game), "*"), GetView, self._view)
+            service.add(endpoints.at_partition(endpoints.engine_start(game), "*"), self._start)
+            service.add(endpoints.at_partition(endpoints.engine_cancel(game), "*"), self._cancel)
+            service.add(endpoints.at_partition(endpoints.engine_view(game), "*"), self._view)
         return service
 
     async def _balance(self, req: GetBalance) -> Balance:
@@ -306,7 +302,7 @@ class LobbyHarness:
 
     async def record(self, table_id: str) -> TableRecord:
         """The table's record as stored (secrets included), read straight from Redis."""
-        _, data = await self.lobby._store.get(table_id)
+        _, data = await self.lobby.store.get(table_id)
         assert data is not None
         rec = msgspec.json.decode(data, type=TableRecord)
         self.secrets.add(rec.server_seed)

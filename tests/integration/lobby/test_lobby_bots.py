@@ -17,10 +17,11 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import Service, ServiceError, request
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import subjects
 from kalaro.proto.bots import BotSeated, SeatBot
+from services.lobby import handlers
 from tests.integration.lobby.harness import LobbyHarness, eventually, refused
 
 Mode = Literal["sit", "refuse", "answer-only"]
@@ -61,7 +62,7 @@ class BotsPeer:
 async def bots(nc: NATS, unique: str) -> AsyncIterator[BotsPeer]:
     peer = BotsPeer(nc, unique)
     service = Service("lobby-test-bots")
-    service.add(subjects.BOTS_SEAT, SeatBot, peer.seat)
+    service.add(endpoints.BOTS_SEAT, peer.seat)
     await service.start(nc)
     yield peer
     await service.stop()
@@ -119,7 +120,7 @@ async def test_practice_deals_itself_when_the_last_seat_is_ready(
 
     # After the hand everyone is un-readied; again the last Ready deals (here: a bot's).
     finished = lb.HandFinished(table_id=table.table_id, hand_id=start.hand_id, next_dealer=1)
-    await lobby.lobby.hand_finished(finished)
+    await handlers.hand_finished(finished, lobby.lobby)
     await lobby.ready(ana, table.table_id)
     await lobby.ready(bots.seated[0], table.table_id)
     again = await lobby.ready(bots.seated[1], table.table_id)
@@ -247,7 +248,7 @@ async def test_practice_waits_for_a_bots_service_that_is_still_starting(
     that took a while): the lobby asks again within its wait instead of failing."""
     peer = BotsPeer(nc, unique)
     service = Service("lobby-test-bots")
-    service.add(subjects.BOTS_SEAT, SeatBot, peer.seat)
+    service.add(endpoints.BOTS_SEAT, peer.seat)
 
     async def start_late() -> None:
         await asyncio.sleep(0.8)  # nobody answers bots.seat meanwhile

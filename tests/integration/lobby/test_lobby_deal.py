@@ -151,7 +151,7 @@ async def test_engine_failure_voids_holds_and_reverts(lobby: LobbyHarness) -> No
 
 async def test_engine_silent_hand_is_cancelled_at_the_engine_only(lobby: LobbyHarness) -> None:
     table, _ = await lobby.full_table("tongits", 10)
-    lobby.lobby._dealer.engine_timeout = 0.2
+    lobby.lobby.dealer.engine_timeout = 0.2
     lobby.peers.delay = 0.5  # the engine answers too late: did it start or not?
     message = await refused(codes.UNAVAILABLE, lobby.deal(lobby.host, table.table_id))
     assert "could not start" in message
@@ -342,7 +342,7 @@ async def test_a_cancel_the_engine_did_not_answer_is_retried_until_it_does(
 async def _orphan_deal(lobby: LobbyHarness, table_id: str) -> None:
     """What a replica that died right after claiming the table leaves: the deal noted
     in flight, the table ``dealing`` its hand, no holds, no StartHand."""
-    store = lobby.lobby._dealer._store
+    store = lobby.lobby.dealer._store
     await store.redis.zadd(store.deals, {f"{table_id}|h_orphan": lobby.clock()})
 
     def claim(rec: TableRecord) -> TableRecord:
@@ -352,7 +352,7 @@ async def _orphan_deal(lobby: LobbyHarness, table_id: str) -> None:
             dealing_since=lobby.clock(),
         )
 
-    await lobby.lobby._update(table_id, claim)
+    await lobby.lobby.writer.update(table_id, claim)
 
 
 async def test_interrupted_deal_is_rescued_by_the_next_deal(lobby: LobbyHarness) -> None:

@@ -13,10 +13,9 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import RemoteError, Service
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import subjects
-from kalaro.proto.bots import SeatBot
 from services.lobby.practice import CLAIM_SECONDS
 from services.lobby.records import PRACTICE_TABLES_PER_PLAYER
 from tests.integration.lobby.harness import LobbyHarness, refused
@@ -27,21 +26,21 @@ from tests.integration.lobby.test_lobby_bots import BotsPeer, practice
 async def bots(nc: NATS, unique: str) -> AsyncIterator[BotsPeer]:
     peer = BotsPeer(nc, unique)
     service = Service("lobby-test-bots")
-    service.add(subjects.BOTS_SEAT, SeatBot, peer.seat)
+    service.add(endpoints.BOTS_SEAT, peer.seat)
     await service.start(nc)
     yield peer
     await service.stop()
 
 
 async def _hosted(lobby: LobbyHarness, who: lb.Caller) -> set[str]:
-    key = lobby.lobby._practice._hosted(who.user_id)
-    return {m.decode() for m in await lobby.lobby._practice._store.redis.zrange(key, 0, -1)}
+    key = lobby.lobby.practice._hosted(who.user_id)
+    return {m.decode() for m in await lobby.lobby.practice._store.redis.zrange(key, 0, -1)}
 
 
 async def test_one_practice_table_too_many_is_refused_until_one_ends(
     lobby: LobbyHarness, bots: BotsPeer
 ) -> None:
-    assert lobby.lobby._practice.per_player == PRACTICE_TABLES_PER_PLAYER == 3
+    assert lobby.lobby.practice.per_player == PRACTICE_TABLES_PER_PLAYER == 3
     ana, ben = lobby.user("Ana"), lobby.user("Ben")
     games: tuple[lb.Game, ...] = ("tongits", "mahjong", "kawuxing")
     tables = [(await practice(lobby, ana, game)).table for game in games]
@@ -94,8 +93,8 @@ async def test_racing_creates_never_overshoot(lobby: LobbyHarness, bots: BotsPee
 
 async def test_a_claim_whose_create_died_is_forgotten(lobby: LobbyHarness, bots: BotsPeer) -> None:
     dina = lobby.user("Dina")
-    key = lobby.lobby._practice._hosted(dina.user_id)
-    redis = lobby.lobby._practice._store.redis
+    key = lobby.lobby.practice._hosted(dina.user_id)
+    redis = lobby.lobby.practice._store.redis
     # Three creates claimed a slot on a replica that then died.
     await redis.zadd(key, {f"+dead{i}": lobby.clock() for i in range(3)})
     message = await refused(codes.PRACTICE_LIMIT, practice(lobby, dina))

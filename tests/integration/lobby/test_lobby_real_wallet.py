@@ -35,7 +35,8 @@ from kalaro.sql import create_engine
 from tests.integration.lobby.harness import LobbyHarness, Peers
 from tests.integration.wallet.wallet_helpers import open_accounts
 
-wallet_service = pytest.importorskip("services.wallet.service")
+wallet_bootstrap = pytest.importorskip("services.wallet.bootstrap")
+wallet_handlers = pytest.importorskip("services.wallet.handlers")
 wallet_schema = pytest.importorskip("services.wallet.schema")
 
 ADMIN = "admin-lobby-tests"
@@ -51,7 +52,9 @@ def peers() -> Peers:
 async def wallet(nc: NATS, database_url: str) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(database_url)
     await wallet_schema.migrate_wallet(engine)
-    service = wallet_service.build_service(engine, load_settings({}, database_url=database_url))
+    service = wallet_bootstrap.build_service(
+        wallet_handlers.wallet_deps(engine, load_settings({}, database_url=database_url))
+    )
     await service.start(nc)
     yield engine
     await service.stop()

@@ -25,7 +25,7 @@ async def _leave(lobby: LobbyHarness, who: lb.Caller, table_id: str) -> lb.Table
 
 
 async def _stakes(lobby: LobbyHarness, who: lb.Caller) -> set[str]:
-    raw = await lobby.lobby._stakes._store.redis.hgetall(lobby.lobby._stakes.key(who.user_id))
+    raw = await lobby.lobby.stakes._store.redis.hgetall(lobby.lobby.stakes.key(who.user_id))
     return {k.decode() for k in raw}
 
 
@@ -107,7 +107,7 @@ async def test_a_sit_that_died_in_flight_is_forgotten(lobby: LobbyHarness) -> No
     dina = lobby.user("Dina")
     lobby.peers.balances[dina.user_id] = 40
     # A replica reserved a stake at ``one`` and died before its seat was written.
-    stakes = lobby.lobby._stakes
+    stakes = lobby.lobby.stakes
     await stakes._store.redis.hset(
         stakes.key(dina.user_id), one.table_id, b'["dead",%f,false]' % lobby.clock()
     )

@@ -16,8 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.settings import Settings, load_settings
 from kalaro.sql import create_engine
+from services.wallet.bootstrap import build_service
+from services.wallet.handlers import wallet_deps
 from services.wallet.schema import migrate_wallet
-from services.wallet.service import build_service
 from tests.integration.wallet.wallet_helpers import WELCOME, Wallet
 
 
@@ -36,7 +37,7 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 
 @pytest.fixture
 async def wallet(nc: NATS, engine: AsyncEngine, settings: Settings) -> AsyncIterator[Wallet]:
-    service = build_service(engine, settings)
+    service = build_service(wallet_deps(engine, settings))
     await service.start(nc)
     yield Wallet(nc, engine)
     await service.stop()

@@ -34,7 +34,9 @@ from kalaro.proto.wallet import (
 from kalaro.settings import Settings
 from kalaro.sql import create_engine
 from services.wallet import ledger
-from services.wallet.service import build_service, start_consumers, stop_consumers
+from services.wallet.bootstrap import build_service
+from services.wallet.handlers import wallet_deps
+from services.wallet.service import start_consumers, stop_consumers
 from tests.integration.wallet.wallet_helpers import WELCOME, Wallet
 
 
@@ -57,7 +59,7 @@ class _Running:
 
     async def start(self) -> None:
         self.engine = create_engine(self.url)
-        self.service = build_service(self.engine, self.settings)
+        self.service = build_service(wallet_deps(self.engine, self.settings))
         await self.service.start(self.nc)
         self.consumers = await start_consumers(
             self.nc,

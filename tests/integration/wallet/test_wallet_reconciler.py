@@ -25,8 +25,9 @@ from kalaro.proto import subjects
 from kalaro.proto.engine import CancelHand, GetHandRecord, HandCancelled, StartHand
 from kalaro.proto.wallet import HoldRequest
 from kalaro.sql import create_engine
+from services.history.bootstrap import build_service as build_history
+from services.history.handlers import history_deps
 from services.history.schema import migrate_history
-from services.history.service import build_service as build_history
 from services.wallet import ledger
 from services.wallet.reconciler import OLDEST_HOLD, Reconciler
 from services.wallet.schema import holds, transactions
@@ -58,7 +59,7 @@ async def history(nc: NATS, database_url: str, unique: str) -> AsyncIterator[Non
     released) only when history, which keeps every finished hand, has none either."""
     engine = create_engine(database_url)
     await migrate_history(engine)
-    service = build_history(engine)
+    service = build_history(history_deps(engine))
     await service.start(nc)
     yield
     await service.stop()

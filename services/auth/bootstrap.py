@@ -1,11 +1,12 @@
-"""The auth service on the bus: dependencies from settings, and one endpoint per subject.
-
-Handlers are one-liners over :mod:`services.auth.accounts`; decoding, typed errors,
+"""The auth service's one bootstrap: its deps from settings, every ``auth.*`` endpoint
+bound to its handler (``async def handle(cmd, deps: AuthDeps) -> reply``, in
+:mod:`services.auth.accounts` and the modules it gathers); decoding, typed errors,
 metrics and draining come from :class:`kalaro.bus.Service`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -13,23 +14,26 @@ from collections.abc import Callable
 from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kalaro.bus import Service
+from kalaro.bus import Route, Service, route
 from kalaro.bus.codec import encode
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.bus.redislink import RedisLink
+from kalaro.bus.runner import Running, database_ready, redis_ready, streams_ready
+from kalaro.bus.store import connect_redis
 from kalaro.proto import endpoints, subjects
 from kalaro.proto.auth import (
-    GetPublicKeys,
-    PublicKeys,
     SessionRevoked,
     UserRegistered,
 )
 from kalaro.settings import Settings
+from kalaro.sql import create_engine, migrate
 from kalaro.tokens import load_or_create_private_key, revocation_seconds, revoked_key
 from services.auth import accounts
+from services.auth.accounts import AdminAccount, ensure_admin
 from services.auth.deps import AuthDeps, Publisher, Revoker
 from services.auth.google import GoogleVerifier
 from services.auth.passwords import Passwords
+from services.auth.schema import COMPONENT, MIGRATIONS
 from services.auth.throttle import Throttle
 
 log = logging.getLogger("services.auth")
@@ -81,7 +85,7 @@ def google_verifier(settings: Settings) -> GoogleVerifier | None:
     )
 
 
-async def bootstrap(
+async def build_deps(
     settings: Settings,
     *,
     engine: AsyncEngine,
@@ -114,39 +118,67 @@ async def bootstrap(
     )
 
 
+ROUTES: list[Route[AuthDeps]] = [
+    route(endpoints.AUTH_SIGN_UP, accounts.sign_up),
+    route(endpoints.AUTH_VERIFY_EMAIL, accounts.verify_email),
+    route(endpoints.AUTH_RESEND_VERIFICATION, accounts.resend_verification),
+    route(endpoints.AUTH_REQUEST_PASSWORD_RESET, accounts.request_password_reset),
+    route(endpoints.AUTH_RESET_PASSWORD, accounts.reset_password),
+    route(endpoints.AUTH_SIGN_IN, accounts.sign_in),
+    route(endpoints.AUTH_GOOGLE_SIGN_IN, accounts.google_sign_in),
+    route(endpoints.AUTH_REFRESH, accounts.refresh),
+    route(endpoints.AUTH_SIGN_OUT, accounts.sign_out),
+    route(endpoints.AUTH_PROFILE, accounts.get_profile),
+    route(endpoints.AUTH_PUBLIC_KEYS, accounts.public_keys),
+    route(endpoints.AUTH_REQUEST_HOST, accounts.request_host),
+    route(endpoints.AUTH_LIST_HOST_REQUESTS, accounts.list_host_requests),
+    route(endpoints.AUTH_DECIDE_HOST_REQUEST, accounts.decide_host_request),
+    route(endpoints.AUTH_SEARCH_USERS, accounts.search_users),
+    # Internal: the gateway has no route to it; only the bots service asks.
+    route(endpoints.AUTH_CREATE_BOT, accounts.create_bot),
+]
+
+
 def build_service(deps: AuthDeps) -> Service:
     """Every ``auth.*`` subject, wired to its function."""
-    service = Service(SERVICE_NAME)
-    service.add(endpoints.AUTH_SIGN_UP, lambda req: accounts.sign_up(deps, req))
-    service.add(endpoints.AUTH_VERIFY_EMAIL, lambda req: accounts.verify_email(deps, req))
-    service.add(
-        endpoints.AUTH_RESEND_VERIFICATION, lambda req: accounts.resend_verification(deps, req)
-    )
-    service.add(
-        endpoints.AUTH_REQUEST_PASSWORD_RESET,
-        lambda req: accounts.request_password_reset(deps, req),
-    )
-    service.add(endpoints.AUTH_RESET_PASSWORD, lambda req: accounts.reset_password(deps, req))
-    service.add(endpoints.AUTH_SIGN_IN, lambda req: accounts.sign_in(deps, req))
-    service.add(endpoints.AUTH_GOOGLE_SIGN_IN, lambda req: accounts.google_sign_in(deps, req))
-    service.add(endpoints.AUTH_REFRESH, lambda req: accounts.refresh(deps, req))
-    service.add(endpoints.AUTH_SIGN_OUT, lambda req: accounts.sign_out(deps, req))
-    service.add(endpoints.AUTH_PROFILE, lambda req: accounts.get_profile(deps, req))
+    return Service(SERVICE_NAME).bind(ROUTES, deps)
 
-    async def public_keys(_: GetPublicKeys) -> PublicKeys:
-        return accounts.public_keys(deps)
 
-    service.add(endpoints.AUTH_PUBLIC_KEYS, public_keys)
-    service.add(endpoints.AUTH_REQUEST_HOST, lambda req: accounts.request_host(deps, req))
-    service.add(
-        endpoints.AUTH_LIST_HOST_REQUESTS,
-        lambda req: accounts.list_host_requests(deps, req),
+async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExitStack) -> Running:
+    """Migrate, build the deps, make sure the admin named in settings exists (if any)."""
+    engine = create_engine(settings.database_url)
+    resources.push_async_callback(engine.dispose)
+    await migrate(engine, COMPONENT, MIGRATIONS)
+    redis = connect_redis(settings.redis_url, settings)
+    resources.push_async_callback(redis.aclose)
+    deps = await build_deps(settings, engine=engine, redis=redis, nc=nc)
+    if settings.admin_email:
+        # Settings create the first admin once; later starts only keep the role
+        # in place and never overwrite a password changed since.
+        account = await ensure_admin(
+            engine,
+            deps.passwords,
+            settings.admin_email,
+            password=settings.admin_password,
+            on_registered=deps.on_registered,
+        )
+        if account.generated_password is not None:
+            print_admin(account)
+    return Running(
+        build_service(deps),
+        checks={
+            "database": database_ready(engine),
+            "redis": redis_ready(redis),
+            "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM], settings),
+        },
     )
-    service.add(
-        endpoints.AUTH_DECIDE_HOST_REQUEST,
-        lambda req: accounts.decide_host_request(deps, req),
-    )
-    service.add(endpoints.AUTH_SEARCH_USERS, lambda req: accounts.search_users(deps, req))
-    # Internal: the gateway has no route to it; only the bots service asks.
-    service.add(endpoints.AUTH_CREATE_BOT, lambda req: accounts.create_bot(deps, req))
-    return service
+
+
+def print_admin(account: AdminAccount) -> None:
+    action = "created" if account.created else "promoted"
+    print(f"admin {action}: {account.email}")
+    if account.generated_password is not None:
+        # The only time it is ever shown: we keep just its hash.
+        print(f"password: {account.generated_password}")
+    elif not account.created:
+        print("password: unchanged")

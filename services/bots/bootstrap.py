@@ -1,0 +1,40 @@
+"""The bots' one bootstrap: the :class:`~services.bots.service.Bots` pool (its deps:
+Redis, the bus, the bot settings), its accounts, and ``bots.seat`` bound to its handler
+(``python -m services.bots`` runs it). Like the lobby's, the handler is the pool's
+method (``bots.seat(cmd)``)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from nats.aio.client import Client as NATS
+
+from kalaro.bus.runner import Running, redis_ready
+from kalaro.bus.store import connect_redis
+from kalaro.settings import Settings
+from services.bots.service import Bots, build_service
+from services.bots.settings import load_bot_settings
+
+log = logging.getLogger("kalaro.bots")
+
+
+async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExitStack) -> Running:
+    bot_settings = load_bot_settings(settings)
+    redis = connect_redis(settings.redis_url, settings)
+    resources.push_async_callback(redis.aclose)
+    bots = Bots(nc, redis, bot_settings)
+    log.info(
+        "bots play through %s (think %d ms, %s policy, %d accounts)",
+        bot_settings.gateway_url, bot_settings.think_ms, bot_settings.policy,
+        bot_settings.pool_size,
+    )  # fmt: skip
+    # Accounts first, then the endpoint: until every bot exists nobody answers
+    # bots.seat, and the lobby asks again (see Bots.prepare).
+    await bots.prepare()
+    return Running(
+        build_service(bots),
+        checks={"redis": redis_ready(redis)},
+        on_start=[bots.start],
+        on_stop=[bots.stop],
+    )

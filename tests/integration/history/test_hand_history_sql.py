@@ -1,0 +1,15 @@
+"""The hand-history contract (tests/contracts/history_store.py) on SQL (SQLite, and
+PostgreSQL when reachable): the same test body the unit tier runs on the twin."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.history.store import SqlHandHistory
+from tests.contracts.history_store import *  # noqa: F403
+
+
+@pytest.fixture
+def hands(engine: AsyncEngine) -> SqlHandHistory:
+    return SqlHandHistory(engine)

@@ -1,0 +1,15 @@
+"""The books contract (tests/contracts/ledger_store.py) on the SQL ledger (SQLite, and
+PostgreSQL when reachable): the test body the unit tier runs on the twin."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.wallet.books import SqlBooks
+from tests.contracts.ledger_store import *  # noqa: F403
+
+
+@pytest.fixture
+def ledger(engine: AsyncEngine) -> SqlBooks:
+    return SqlBooks(engine)
