@@ -225,9 +225,7 @@ def shared_access(
     return findings
 
 
-def all_findings(
-    hands: Iterable[PlayedHand], access: Mapping[str, AccountAccess]
-) -> list[Finding]:
+def all_findings(hands: Iterable[PlayedHand], access: Mapping[str, AccountAccess]) -> list[Finding]:
     """Every signal with its default thresholds, most suspicious first within each kind."""
     played = list(hands)
     found = [*sit_together(played), *one_way_credit(played), *shared_access(access, played)]

@@ -118,9 +118,11 @@ class _Bucket:
         chosen = [anchor]
         start = bisect.bisect_left(self.ratings, anchor.rating)
         left, right = start - 1, start
-        while len(chosen) <= wanted:
+        while len(chosen) <= wanted and (left >= 0 or right < len(self.ratings)):
             left_gap = anchor.rating - self.ratings[left] if left >= 0 else math.inf
-            right_gap = self.ratings[right] - anchor.rating if right < len(self.ratings) else math.inf
+            right_gap = (
+                self.ratings[right] - anchor.rating if right < len(self.ratings) else math.inf
+            )
             if min(left_gap, right_gap) > half_width:
                 break
             if left_gap <= right_gap:
@@ -143,8 +145,8 @@ def form_tables(
     """Form every table the queue allows now; see the module docstring for the rules.
 
     ``entries`` hold each user once (:class:`ValueError` otherwise). Anchors are taken
-    longest-waiting first (then by user id; those to split first), so the outcome does not depend on the order
-    the store listed them in, only on ``rng`` for the seats."""
+    those to split first, then longest-waiting first, then by user id, so the outcome
+    does not depend on the order the store listed them in, only on ``rng`` for seats."""
     given = list(entries)
     if len({e.user_id for e in given}) != len(given):
         raise ValueError("a user is queued twice")

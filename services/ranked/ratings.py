@@ -9,8 +9,8 @@ What a player sees is the conservative number ``mu - 3 * sigma`` (openskill's
 ``ordinal``: we are ~99.9 % sure the skill is at least that), scaled to a friendly range:
 ``shown = round(1000 + 40 * ordinal)``, never below 0. A newcomer (mu 25, sigma 25/3)
 shows 1000; an average regular (sigma ~1.5) about 1,800; a clear winner 2,100 and more.
-Because sigma shrinks with every hand, a loser's shown number can rise a little when
-the loss was expected; the winner's always rises.
+Sigma never grows at a hand (openskill's ``limit_sigma``), so the winner's shown number
+never falls; as sigma shrinks, a loser's can rise a little when the loss was expected.
 
 Only ranked hands are rated, and :func:`unrated_reason` is the one place that says so.
 :func:`rate_hand` is a pure function of (current ratings, record): the same inputs give
@@ -164,7 +164,9 @@ def rate_hand(current: Mapping[str, Rating], record: HandRecord) -> tuple[Rating
     before = [current.get(p.user_id, Rating()) for p in record.players]
     places = finish_places(record)
     teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
-    rated = _MODEL.rate(teams, ranks=[float(p) for p in places])
+    # limit_sigma: tau's added uncertainty never leaves sigma above where it was, so a
+    # winner's shown number cannot fall (nor a loser's rise from tau alone).
+    rated = _MODEL.rate(teams, ranks=[float(p) for p in places], limit_sigma=True)
     changes = []
     for player, old, place, (new,) in zip(record.players, before, places, rated, strict=True):
         shown_before = shown_rating(old)
