@@ -27,10 +27,9 @@ from prometheus_client import Counter, Histogram
 from kalaro.bus import RemoteError
 from kalaro.bus import request as bus_request
 from kalaro.bus.codec import encode
-from kalaro.proto import endpoints, subjects
+from kalaro.proto import endpoints, subjects, ws
 from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import ws
 from services.ranked.matching import FormedTable, form_tables
 from services.ranked.queue import Lease, RankedQueue, Seat
 

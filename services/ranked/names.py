@@ -43,7 +43,9 @@ class NameCache:
             nc = self._nc
             found = await asyncio.gather(
                 *(
-                    bus_request(nc, endpoints.AUTH_PROFILE, GetProfile(user_id=u), timeout=self._timeout)
+                    bus_request(
+                        nc, endpoints.AUTH_PROFILE, GetProfile(user_id=u), timeout=self._timeout
+                    )
                     for u in missing
                 ),
                 return_exceptions=True,

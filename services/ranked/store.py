@@ -103,7 +103,11 @@ def _dialect_insert(conn: AsyncConnection, table: Any) -> Any:
 
 def _row(r: Any) -> RatingRow:
     rating = Rating(
-        mu=r.mu, sigma=r.sigma, hands=r.hands, last_change=r.last_change, last_hand_id=r.last_hand_id
+        mu=r.mu,
+        sigma=r.sigma,
+        hands=r.hands,
+        last_change=r.last_change,
+        last_hand_id=r.last_hand_id,
     )
     return RatingRow(r.user_id, r.game, rating, r.shown, r.display_name, r.last_rated_ms)
 
@@ -191,9 +195,7 @@ class SqlRankedStore:
                 or_(
                     c.shown > mine.shown,
                     and_(c.shown == mine.shown, c.hands > mine.rating.hands),
-                    and_(
-                        c.shown == mine.shown, c.hands == mine.rating.hands, c.user_id < user_id
-                    ),
+                    and_(c.shown == mine.shown, c.hands == mine.rating.hands, c.user_id < user_id),
                 ),
             )
             if since_ms is not None:
@@ -240,9 +242,12 @@ class SqlRankedStore:
             rows = (await conn.execute(query)).all()
         return [
             rk.AuditEntry(
-                user_id=r.user_id, action=r.action, reason=r.reason, admin_id=r.admin_id,
+                user_id=r.user_id,
+                action=r.action,
+                reason=r.reason,
+                admin_id=r.admin_id,
                 at_ms=r.at_ms,
-            )  # fmt: skip
+            )
             for r in rows
         ]
 
@@ -268,4 +273,3 @@ def _standing_of(row: Any, user_id: str) -> rk.Standing:
 async def _standing(conn: AsyncConnection, user_id: str) -> rk.Standing:
     row = (await conn.execute(select(standing).where(standing.c.user_id == user_id))).first()
     return _standing_of(row, user_id)
-

@@ -10,16 +10,14 @@ from tests.integration.ranked.ranked_helpers import ranked_record
 
 __all__ = [
     "test_a_hand_is_applied_once_and_only_if_rateable",
-    "test_the_board_orders_by_rating_and_counts_the_callers_place",
     "test_admin_actions_change_the_standing_and_are_audited",
+    "test_the_board_orders_by_rating_and_counts_the_callers_place",
 ]
 
 DAY_MS = 86_400_000
 
 
-async def test_a_hand_is_applied_once_and_only_if_rateable(
-    store: RankedStore, unique: str
-) -> None:
+async def test_a_hand_is_applied_once_and_only_if_rateable(store: RankedStore, unique: str) -> None:
     players = (f"{unique}a", f"{unique}b", f"{unique}c")
     assert await store.apply_hand(ranked_record("p1", players, (9, -3, -6), practice=True), 1) == ()
     assert await store.apply_hand(ranked_record("u1", players, (9, -3, -6), ranked=False), 1) == ()

@@ -115,16 +115,12 @@ RANKED_LEADERBOARD = Endpoint(
     s.RANKED_LEADERBOARD, rk.GetLeaderboard, rk.Leaderboard, idempotent=True
 )
 RANKED_QUEUE_JOIN = Endpoint(s.RANKED_QUEUE_JOIN, rk.JoinQueue, rk.QueueStatus, idempotent=True)
-RANKED_QUEUE_LEAVE = Endpoint(
-    s.RANKED_QUEUE_LEAVE, rk.LeaveQueue, rk.QueueStatus, idempotent=True
-)
+RANKED_QUEUE_LEAVE = Endpoint(s.RANKED_QUEUE_LEAVE, rk.LeaveQueue, rk.QueueStatus, idempotent=True)
 RANKED_QUEUE_STATUS = Endpoint(
     s.RANKED_QUEUE_STATUS, rk.GetQueueStatus, rk.QueueStatus, idempotent=True
 )
 RANKED_STANDING = Endpoint(s.RANKED_STANDING, rk.GetStanding, rk.Standing, idempotent=True)
-RANKED_FAIR_PLAY = Endpoint(
-    s.RANKED_FAIR_PLAY, rk.GetFairPlay, rk.FairPlayReport, idempotent=True
-)
+RANKED_FAIR_PLAY = Endpoint(s.RANKED_FAIR_PLAY, rk.GetFairPlay, rk.FairPlayReport, idempotent=True)
 RANKED_ADMIN_ACT = Endpoint(s.RANKED_ADMIN_ACT, rk.AdminAct, rk.AdminActed)
 # The lobby serves it (a ranked table the queue formed); idempotent by match id.
 LOBBY_OPEN_RANKED = Endpoint(
