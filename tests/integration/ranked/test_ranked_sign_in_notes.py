@@ -13,12 +13,14 @@ from kalaro.bus.codec import decode
 from kalaro.proto import ranked as rk
 from kalaro.proto import subjects
 from services.gateway.notify import device_id_of
-from tests.integration.gateway.test_auth_gateway import Stack, stack  # noqa: F401
+from tests.integration.gateway.test_auth_gateway import Stack
+from tests.integration.gateway.test_auth_gateway import stack as stack  # the fixture
 from tests.integration.ranked.ranked_helpers import eventually
 
 
 async def test_two_accounts_on_one_browser_are_noted_with_one_device(
-    nc: NATS, stack: Stack
+    nc: NATS,
+    stack: Stack,
 ) -> None:
     notes: list[rk.SeenFrom] = []
 
