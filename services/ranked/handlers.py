@@ -110,7 +110,7 @@ async def _may_queue(deps: RankedDeps, user_id: str) -> None:
         raise ServiceError(codes.FORBIDDEN, "this account is barred from ranked play")
 
 
-async def seat_credits(game: str, bet: int) -> int:
+def seat_credits(game: str, bet: int) -> int:
     """What a seat at a ranked table of ``game`` at ``bet`` must have available: the
     default ruleset's maximum loss times the bet, as the lobby asks of a sit."""
     rules = rules_for(game)
@@ -123,7 +123,7 @@ async def join_queue(cmd: rk.JoinQueue, deps: RankedDeps) -> rk.QueueStatus:
         raise ServiceError(codes.BAD_REQUEST, "a ranked bet is 1 to 100000 credits")
     await _may_queue(deps, cmd.user_id)
     try:
-        need = await seat_credits(game, cmd.bet)
+        need = seat_credits(game, cmd.bet)
     except (UnknownGame, ValueError) as exc:
         raise ServiceError(codes.BAD_REQUEST, str(exc)) from None
     balance = await bus_request(

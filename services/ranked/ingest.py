@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from nats.aio.client import Client as NATS
 
@@ -29,7 +29,7 @@ log = logging.getLogger("kalaro.ranked")
 
 def rate_records(
     store: RankedStore, clock: Callable[[], float] = time.time
-) -> Callable[[StoredHand], object]:
+) -> Callable[[StoredHand], Awaitable[None]]:
     async def handle(message: StoredHand) -> None:
         changes = await store.apply_hand(message.record, int(clock() * 1000))
         if changes:
@@ -61,7 +61,7 @@ async def start_ratings_consumer(
         subject=subject,
         durable=durable,
         message_type=StoredHand,
-        handler=rate_records(store, clock),  # type: ignore[arg-type]
+        handler=rate_records(store, clock),
         batch=32,
     )
     await consumer.start()

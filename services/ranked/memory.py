@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from kalaro.proto import ranked as rk
 from kalaro.proto.engine import HandRecord
-from services.ranked.ratings import RatingChange, rate_hand, unrated_reason
+from services.ranked.ratings import NotRateable, RatingChange, rate_hand, unrated_reason
 from services.ranked.store import (
     RankedStore,
     RatingRow,
@@ -33,9 +33,12 @@ class MemoryRankedStore:
             for p in record.players
             if (row := self._ratings.get((p.user_id, record.game))) is not None
         }
-        changes = rate_hand(current, record)
-        names = {p.user_id: p.display_name for p in record.players}
         self._rated.add(record.hand_id)
+        try:
+            changes = rate_hand(current, record)
+        except NotRateable:
+            return ()  # already in these ratings: marked, nothing changes (as SQL)
+        names = {p.user_id: p.display_name for p in record.players}
         for c in changes:
             self._ratings[c.user_id, c.game] = RatingRow(
                 c.user_id, c.game, c.after, c.shown, names[c.user_id][:128], now_ms

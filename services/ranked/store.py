@@ -24,7 +24,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from kalaro.proto import ranked as rk
 from kalaro.proto.engine import HandRecord
-from services.ranked.ratings import Rating, RatingChange, rate_hand, unrated_reason
+from services.ranked.ratings import (
+    NotRateable,
+    Rating,
+    RatingChange,
+    rate_hand,
+    unrated_reason,
+)
 from services.ranked.schema import audit, rated_hands, ratings, standing
 
 #: How many rows a leaderboard shows.
@@ -149,7 +155,12 @@ class SqlRankedStore:
             if conn.dialect.name == "postgresql":
                 query = query.with_for_update()
             current = {r.user_id: _row(r).rating for r in (await conn.execute(query)).all()}
-            changes = rate_hand(current, record)
+            try:
+                changes = rate_hand(current, record)
+            except NotRateable:
+                # Already in these ratings (a mark lost by hand): keep the mark, change
+                # nothing, so the record is acknowledged rather than redelivered forever.
+                return ()
             names = {p.user_id: p.display_name for p in record.players}
             rows = [rating_values(c, names[c.user_id], now_ms) for c in changes]
             upsert = _dialect_insert(conn, ratings)

@@ -111,7 +111,7 @@ async def _status(world: World, user: str) -> rk.QueueStatus:
 
 async def test_join_status_and_leave_with_the_balance_check(world: World, unique: str) -> None:
     user = f"{unique}p"
-    need = await seat_credits("tongits", 10)
+    need = seat_credits("tongits", 10)
     assert need > 10
     world.balances[user] = need - 1
     with pytest.raises(RemoteError) as refused:
