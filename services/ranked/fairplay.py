@@ -31,6 +31,8 @@ from itertools import combinations
 
 import msgspec
 
+from kalaro.proto.engine import HandRecord
+
 
 class PlayedHand(msgspec.Struct, frozen=True, kw_only=True):
     """What fair play needs of one hand (from its record): who sat, who paid what."""
@@ -40,6 +42,17 @@ class PlayedHand(msgspec.Struct, frozen=True, kw_only=True):
     game: str
     players: tuple[str, ...]  # user id per seat
     payments: tuple[int, ...]  # credits per seat (+ won, - paid)
+
+
+def played_hand(record: HandRecord) -> PlayedHand:
+    """The part of a hand's record that fair play reads."""
+    return PlayedHand(
+        hand_id=record.hand_id,
+        table_id=record.table_id,
+        game=record.game,
+        players=tuple(p.user_id for p in record.players),
+        payments=record.payments,
+    )
 
 
 class AccountAccess(msgspec.Struct, frozen=True, kw_only=True):
@@ -238,6 +251,7 @@ __all__ = [
     "PlayedHand",
     "all_findings",
     "one_way_credit",
+    "played_hand",
     "shared_access",
     "sit_together",
 ]

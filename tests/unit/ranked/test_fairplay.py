@@ -13,9 +13,11 @@ from services.ranked.fairplay import (
     PlayedHand,
     all_findings,
     one_way_credit,
+    played_hand,
     shared_access,
     sit_together,
 )
+from tests.unit.hand_records import play
 
 COLLUDERS = ("u-carol", "u-dave")
 
@@ -135,3 +137,10 @@ def test_findings_are_well_formed(rows: list[tuple[int, int, int, int]]) -> None
         assert finding.accounts == tuple(sorted(finding.accounts))
         assert finding.hand_ids and set(finding.hand_ids) <= ids
         assert finding.score > 0
+
+
+def test_a_hand_record_reads_as_a_played_hand() -> None:
+    record = play("mahjong", random.Random(3))
+    hand = played_hand(record)
+    assert hand.players == ("u0", "u1", "u2", "u3") and hand.payments == record.payments
+    assert (hand.hand_id, hand.table_id, hand.game) == (record.hand_id, "t1", "mahjong")
