@@ -4,17 +4,20 @@ the unit tier. Not for production: nothing lasts past the process."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kalaro.proto import ranked as rk
 from kalaro.proto.engine import HandRecord
-from services.ranked.ratings import NotRateable, RatingChange, rate_hand, unrated_reason
+from services.ranked.ratings import RatingChange
 from services.ranked.store import (
     RankedStore,
     RatingRow,
     SqlRankedStore,
     apply_standing,
     board_key,
+    rate_in_order,
+    rateable_once,
 )
 
 
@@ -26,24 +29,21 @@ class MemoryRankedStore:
         self._audit: list[rk.AuditEntry] = []
 
     async def apply_hand(self, record: HandRecord, now_ms: int) -> tuple[RatingChange, ...]:
-        if unrated_reason(record) is not None or record.hand_id in self._rated:
-            return ()
-        current = {
-            p.user_id: row.rating
-            for p in record.players
-            if (row := self._ratings.get((p.user_id, record.game))) is not None
-        }
-        self._rated.add(record.hand_id)
-        try:
-            changes = rate_hand(current, record)
-        except NotRateable:
-            return ()  # already in these ratings: marked, nothing changes (as SQL)
-        names = {p.user_id: p.display_name for p in record.players}
-        for c in changes:
-            self._ratings[c.user_id, c.game] = RatingRow(
-                c.user_id, c.game, c.after, c.shown, names[c.user_id][:128], now_ms
-            )
-        return changes
+        return (await self.apply_hands([record], now_ms))[0]
+
+    async def apply_hands(
+        self, records: Sequence[HandRecord], now_ms: int
+    ) -> list[tuple[RatingChange, ...]]:
+        todo = [r for r in rateable_once(records) if r.hand_id not in self._rated]
+        self._rated.update(r.hand_id for r in todo)
+        current = {key: row.rating for key, row in self._ratings.items()}
+        by_hand, rows = rate_in_order(current, todo, now_ms)
+        for row in rows:
+            self._ratings[row["user_id"], row["game"]] = RatingRow(
+                row["user_id"], row["game"], current[row["user_id"], row["game"]],
+                row["shown"], row["display_name"], now_ms,
+            )  # fmt: skip
+        return [by_hand.get(r.hand_id, ()) for r in records]
 
     async def ratings_of(self, user_id: str) -> dict[str, RatingRow]:
         return {g: row for (u, g), row in self._ratings.items() if u == user_id}

@@ -14,10 +14,11 @@ once by two replicas do not lose an update.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import and_, delete, func, or_, select, tuple_
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -86,6 +87,13 @@ class RankedStore(Protocol):
         empty when nothing changed."""
         ...
 
+    async def apply_hands(
+        self, records: Sequence[HandRecord], now_ms: int
+    ) -> list[tuple[RatingChange, ...]]:
+        """:meth:`apply_hand` for a batch, in order, at once (one SQL transaction):
+        each record's changes."""
+        ...
+
     async def ratings_of(self, user_id: str) -> dict[str, RatingRow]: ...
 
     async def board(self, game: str, since_ms: int | None, limit: int) -> list[RatingRow]: ...
@@ -134,42 +142,78 @@ def rating_values(change: RatingChange, name: str, now_ms: int) -> dict[str, Any
     }
 
 
+def rateable_once(records: Sequence[HandRecord]) -> list[HandRecord]:
+    """The rateable records of a batch, each hand once, in the order given."""
+    seen: dict[str, HandRecord] = {}
+    for record in records:
+        if unrated_reason(record) is None:
+            seen.setdefault(record.hand_id, record)
+    return list(seen.values())
+
+
+def rate_in_order(
+    current: dict[tuple[str, str], Rating], records: Sequence[HandRecord], now_ms: int
+) -> tuple[dict[str, tuple[RatingChange, ...]], list[dict[str, Any]]]:
+    """Rate ``records`` one after the other from ``current`` ((user, game) -> rating,
+    updated in place): each hand's changes by hand id, and the rows to write (each
+    player's last). A hand already in a player's rating (``NotRateable``) changes
+    nothing; its mark stays, so it is acknowledged rather than redelivered forever."""
+    by_hand: dict[str, tuple[RatingChange, ...]] = {}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in records:
+        mine = {
+            p.user_id: rating
+            for p in record.players
+            if (rating := current.get((p.user_id, record.game))) is not None
+        }
+        try:
+            changes = rate_hand(mine, record)
+        except NotRateable:
+            continue
+        names = {p.user_id: p.display_name for p in record.players}
+        for change in changes:
+            current[change.user_id, change.game] = change.after
+            rows[change.user_id, change.game] = rating_values(change, names[change.user_id], now_ms)
+        by_hand[record.hand_id] = changes
+    return by_hand, list(rows.values())
+
+
 class SqlRankedStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 
     async def apply_hand(self, record: HandRecord, now_ms: int) -> tuple[RatingChange, ...]:
-        if unrated_reason(record) is not None:
-            return ()
-        user_ids = [p.user_id for p in record.players]
+        return (await self.apply_hands([record], now_ms))[0]
+
+    async def apply_hands(
+        self, records: Sequence[HandRecord], now_ms: int
+    ) -> list[tuple[RatingChange, ...]]:
+        wanted = rateable_once(records)
+        if not wanted:
+            return [() for _ in records]
         async with self.engine.begin() as conn:
-            mark = _dialect_insert(conn, rated_hands).on_conflict_do_nothing()
-            marked = await conn.execute(
-                mark, {"hand_id": record.hand_id, "game": record.game, "rated_ms": now_ms}
-            )
-            if marked.rowcount == 0:
-                return ()  # applied before: this is a redelivery
-            query = select(ratings).where(
-                ratings.c.game == record.game, ratings.c.user_id.in_(user_ids)
-            )
-            if conn.dialect.name == "postgresql":
-                query = query.with_for_update()
-            current = {r.user_id: _row(r).rating for r in (await conn.execute(query)).all()}
-            try:
-                changes = rate_hand(current, record)
-            except NotRateable:
-                # Already in these ratings (a mark lost by hand): keep the mark, change
-                # nothing, so the record is acknowledged rather than redelivered forever.
-                return ()
-            names = {p.user_id: p.display_name for p in record.players}
-            rows = [rating_values(c, names[c.user_id], now_ms) for c in changes]
-            upsert = _dialect_insert(conn, ratings)
-            upsert = upsert.on_conflict_do_update(
-                index_elements=[ratings.c.user_id, ratings.c.game],
-                set_={k: upsert.excluded[k] for k in rows[0] if k not in ("user_id", "game")},
-            )
-            await conn.execute(upsert, rows)
-        return changes
+            marks = [{"hand_id": r.hand_id, "game": r.game, "rated_ms": now_ms} for r in wanted]
+            mark = _dialect_insert(conn, rated_hands).values(marks).on_conflict_do_nothing()
+            fresh = set(await conn.scalars(mark.returning(rated_hands.c.hand_id)))
+            todo = [r for r in wanted if r.hand_id in fresh]  # the rest: redeliveries
+            keys = sorted({(p.user_id, r.game) for r in todo for p in r.players})
+            current: dict[tuple[str, str], Rating] = {}
+            if keys:
+                query = select(ratings).where(tuple_(ratings.c.user_id, ratings.c.game).in_(keys))
+                if conn.dialect.name == "postgresql":
+                    # One lock order for every replica: no deadlock between two batches.
+                    query = query.order_by(ratings.c.user_id, ratings.c.game).with_for_update()
+                for r in (await conn.execute(query)).all():
+                    current[r.user_id, r.game] = _row(r).rating
+            by_hand, rows = rate_in_order(current, todo, now_ms)
+            if rows:
+                upsert = _dialect_insert(conn, ratings)
+                upsert = upsert.on_conflict_do_update(
+                    index_elements=[ratings.c.user_id, ratings.c.game],
+                    set_={k: upsert.excluded[k] for k in rows[0] if k not in ("user_id", "game")},
+                )
+                await conn.execute(upsert, rows)
+        return [by_hand.get(r.hand_id, ()) for r in records]
 
     async def ratings_of(self, user_id: str) -> dict[str, RatingRow]:
         async with self.engine.connect() as conn:

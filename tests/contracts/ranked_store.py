@@ -9,6 +9,7 @@ from services.ranked.store import RankedStore
 from tests.integration.ranked.ranked_helpers import ranked_record
 
 __all__ = [
+    "test_a_batch_rates_as_its_hands_one_by_one_each_once",
     "test_a_hand_is_applied_once_and_only_if_rateable",
     "test_admin_actions_change_the_standing_and_are_audited",
     "test_the_board_orders_by_rating_and_counts_the_callers_place",
@@ -77,3 +78,25 @@ async def test_admin_actions_change_the_standing_and_are_audited(
         ("freeze", "why 3", admin),
         ("bar-ranked", "why 2", admin),
     ]
+
+
+async def test_a_batch_rates_as_its_hands_one_by_one_each_once(
+    store: RankedStore, unique: str
+) -> None:
+    """One fetch in one transaction: the same ratings as hand by hand, a hand repeated
+    in the batch or applied before counts once, unrateable ones change nothing."""
+    a, b, c, d = (f"{unique}{x}" for x in "abcd")
+    first = ranked_record(f"{unique}.1", (a, b, c), (20, -10, -10))
+    second = ranked_record(f"{unique}.2", (b, c, d), (-10, 20, -10))
+    practice = ranked_record(f"{unique}.3", (a, b, d), (0, 0, 0), practice=True)
+    await store.apply_hand(first, 1)
+    done = await store.apply_hands([first, second, practice, second], 2)
+    assert [len(changes) for changes in done] == [0, 3, 0, 3]
+    assert done[1] == done[3]
+    assert {u: (await store.ratings_of(u))["tongits"].rating.hands for u in (a, b, c, d)} == {
+        a: 1, b: 2, c: 2, d: 1,
+    }  # fmt: skip
+    # Hand by hand from the ratings the first hand left: the batch's second hand started
+    # from them, not from the newcomer's.
+    by_change = {x.user_id: x for x in done[1]}
+    assert by_change[b].before.hands == 1 and by_change[d].before.hands == 0
