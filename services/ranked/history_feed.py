@@ -13,7 +13,7 @@ from kalaro.bus import request as bus_request
 from kalaro.proto import endpoints
 from kalaro.proto.engine import HandRecord
 from kalaro.proto.history import ExportHands
-from services.ranked.fairplay import PlayedHand
+from services.ranked.fairplay import PlayedHand, played_hand
 
 MAX_HANDS = 5_000
 _PAGE = 100  # history's largest export page
@@ -23,13 +23,7 @@ def played(record: HandRecord) -> PlayedHand | None:
     """A hand fair play looks at: played for credits, finished, by people."""
     if record.practice or record.voided or any(p.is_bot for p in record.players):
         return None
-    return PlayedHand(
-        hand_id=record.hand_id,
-        table_id=record.table_id,
-        game=record.game,
-        players=tuple(p.user_id for p in record.players),
-        payments=tuple(record.payments),
-    )
+    return played_hand(record)
 
 
 async def played_hands(
