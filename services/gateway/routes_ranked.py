@@ -35,7 +35,8 @@ class QueueBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
 
 class ReasonBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+    # Something to read: at least one character that is not a space.
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500, pattern=r"\S")]
 
 
 class RatingsController(Controller):
@@ -141,7 +142,7 @@ class FairPlayController(Controller):
         summary="Warn, bar from ranked (or lift it), freeze (or unfreeze) an account",
         description="`action`: warn, bar-ranked, unbar-ranked, freeze, unfreeze. Each is "
         "audited with its reason. A frozen account cannot queue or sit (the lobby asks); "
-        "a barred one cannot queue for ranked tables.",
+        "a barred one cannot queue for ranked tables. An account auth does not know: 404.",
     )
     async def act(
         self,

@@ -19,6 +19,7 @@ from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
 from kalaro.proto import ranked as rk
 from kalaro.proto import wallet as w
+from kalaro.proto.auth import GetProfile
 from services.ranked import fairplay
 from services.ranked.history_feed import played_hands
 from services.ranked.names import NameCache
@@ -181,6 +182,7 @@ async def admin_act(cmd: rk.AdminAct, deps: RankedDeps) -> rk.AdminActed:
         raise ServiceError(codes.BAD_REQUEST, f"a reason is at most {MAX_REASON} characters")
     if not cmd.user_id or cmd.user_id == cmd.admin_id:
         raise ServiceError(codes.BAD_REQUEST, "an admin acts on another account")
+    await _known_account(deps, cmd.user_id)
     acted = await deps.store.act(
         rk.AdminAct(admin_id=cmd.admin_id, user_id=cmd.user_id, action=cmd.action, reason=reason),
         deps.now_ms(),
@@ -192,6 +194,18 @@ async def admin_act(cmd: rk.AdminAct, deps: RankedDeps) -> rk.AdminActed:
         extra={"audit": True},
     )  # fmt: skip
     return acted
+
+
+async def _known_account(deps: RankedDeps, user_id: str) -> None:
+    """Auth knows ``user_id`` (else ``not_found``): no decision about nobody is kept."""
+    try:
+        await bus_request(
+            deps.nc, endpoints.AUTH_PROFILE, GetProfile(user_id=user_id), timeout=deps.timeout
+        )
+    except RemoteError as exc:
+        if exc.code == codes.NOT_FOUND:
+            raise ServiceError(codes.NOT_FOUND, f"no account {user_id}") from None
+        raise
 
 
 async def fair_play(cmd: rk.GetFairPlay, deps: RankedDeps) -> rk.FairPlayReport:

@@ -18,11 +18,14 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from kalaro.bus import Service, ServiceError
 from kalaro.bus.codec import decode, encode
 from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer
+from kalaro.proto import auth as a
+from kalaro.proto import endpoints, subjects
+from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
-from kalaro.proto import subjects
 from kalaro.proto import wallet as w
 from services.ranked.bootstrap import build_service
 from services.ranked.handlers import RankedDeps
@@ -61,6 +64,17 @@ async def stack(
         opened.append(ask)
         await msg.respond(encode(lb.RankedTableOpened(table_id=f"rt-{ask.match_id}")))
 
+    async def profile(ask: a.GetProfile) -> a.UserProfile:
+        if ask.user_id.startswith("ghost"):
+            raise ServiceError(codes.NOT_FOUND, "no such user")
+        return a.UserProfile(
+            user_id=ask.user_id, email="x@example.com", display_name=ask.user_id,
+            roles=("player",), created_at="2026-12-05T00:00:00Z",
+        )  # fmt: skip
+
+    auth = Service("ranked-test-auth")
+    auth.add(endpoints.AUTH_PROFILE, profile)
+    await auth.start(nc)
     subs = [
         await nc.subscribe(subjects.WALLET_BALANCE, cb=balance),
         await nc.subscribe(subjects.LOBBY_OPEN_RANKED, cb=open_table),
@@ -75,6 +89,7 @@ async def stack(
             yield Stack(world, http, Matcher(nc, queue), opened)
     finally:
         await service.stop()
+        await auth.stop()
         for sub in subs:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
@@ -158,6 +173,12 @@ async def test_fair_play_and_admin_actions_are_for_admins_only(stack: Stack) -> 
     refused = await stack.http.post(f"{target}/freeze", json={"reason": "x"}, headers=player)
     assert refused.status_code == 403
     assert (await stack.http.post(f"{target}/freeze", json={}, headers=admin)).status_code == 400
+    blank = await stack.http.post(f"{target}/freeze", json={"reason": "   "}, headers=admin)
+    assert blank.status_code == 400
+    ghost = await stack.http.post(
+        "/api/admin/players/ghost-1/warn", json={"reason": "x"}, headers=admin
+    )
+    assert ghost.status_code == 404 and ghost.json()["error"]["code"] == "not_found"
     assert (
         await stack.http.post(f"{target}/explode", json={"reason": "x"}, headers=admin)
     ).status_code in (400, 404)
