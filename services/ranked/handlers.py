@@ -180,8 +180,10 @@ async def admin_act(cmd: rk.AdminAct, deps: RankedDeps) -> rk.AdminActed:
         raise ServiceError(codes.BAD_REQUEST, "say why: a reason is required")
     if len(reason) > MAX_REASON:
         raise ServiceError(codes.BAD_REQUEST, f"a reason is at most {MAX_REASON} characters")
-    if not cmd.user_id or cmd.user_id == cmd.admin_id:
-        raise ServiceError(codes.BAD_REQUEST, "an admin acts on another account")
+    if not cmd.user_id:
+        raise ServiceError(codes.BAD_REQUEST, "name the account to act on")
+    if cmd.user_id == cmd.admin_id:
+        raise ServiceError(codes.FORBIDDEN, "an admin does not act on their own account")
     await _known_account(deps, cmd.user_id)
     acted = await deps.store.act(
         rk.AdminAct(admin_id=cmd.admin_id, user_id=cmd.user_id, action=cmd.action, reason=reason),

@@ -234,6 +234,10 @@ async def test_admin_actions_freeze_blocks_the_queue_and_fair_play_lists_shared_
     with pytest.raises(RemoteError) as no_reason:
         await bus_request(world.nc, endpoints.RANKED_ADMIN_ACT, act)
     assert no_reason.value.code == codes.BAD_REQUEST
+    own = rk.AdminAct(admin_id=admin, user_id=admin, action="freeze", reason="me")
+    with pytest.raises(RemoteError) as self_act:
+        await bus_request(world.nc, endpoints.RANKED_ADMIN_ACT, own)
+    assert self_act.value.code == codes.FORBIDDEN
     # Two accounts signed in on one device (the gateway's note), one of them from an address.
     for who in (user, twin):
         note = rk.SeenFrom(user_id=who, address="", device_id=f"dev-{unique}")
