@@ -44,6 +44,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("auth", "services.auth"),
     ServiceSpec("wallet", "services.wallet"),
     ServiceSpec("history", "services.history"),
+    ServiceSpec("ranked", "services.ranked"),  # issue 34: ratings, the ranked queue
     ServiceSpec("lobby", "services.lobby"),
     ServiceSpec("bots", "services.bots"),
     ServiceSpec("engine-tongits", "services.engine", ("--game", "tongits")),

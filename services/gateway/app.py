@@ -44,6 +44,7 @@ from services.gateway import (
     routes_hands,
     routes_players,
     routes_practice,
+    routes_ranked,
     routes_tables,
 )
 from services.gateway.apidoc import (
@@ -53,6 +54,7 @@ from services.gateway.apidoc import (
     document_security,
 )
 from services.gateway.hub import Hub
+from services.gateway.notify import subscribe_notifications
 from services.gateway.presence import PresenceReporter
 from services.gateway.schema_page import OfflineDocsPlugin
 from services.gateway.security import KeyCache, trusted_networks
@@ -295,6 +297,7 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
             app.state.hub.close_session(revoked.session_id)
 
         revocations = await client.subscribe(subjects.AUTH_REVOKED, cb=on_revoked)
+        notices = await subscribe_notifications(client, app.state.hub)  # e.g. ranked: seated
         app.state.settings = settings
         app.state.user_limiter = limits.RateLimiter(
             "user", settings.rest_user_rate, settings.rest_user_burst
@@ -315,6 +318,8 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
             await app.state.hub.stop()
             with contextlib.suppress(Exception):
                 await revocations.unsubscribe()
+            with contextlib.suppress(Exception):
+                await notices.unsubscribe()
             await redis.aclose()
             await presence.stop()
             if own:
@@ -334,6 +339,9 @@ def create_app(settings: Settings, nc: NATS | None = None) -> Litestar:
         routes_hands.HandsController,
         routes_export.HandsExportController,
         routes_players.PlayersController,
+        routes_ranked.RatingsController,
+        routes_ranked.QueueController,
+        routes_ranked.FairPlayController,
         ws_endpoint,
         routes.public_config,
         routes.healthz,

@@ -30,6 +30,7 @@ from kalaro.proto.endpoints import Endpoint
 from kalaro.settings import Settings
 from kalaro.tokens import AccessClaims
 from services.gateway import access
+from services.gateway.notify import note_sign_in
 from services.gateway.security import request_address
 
 #: The signed device cookie (services/auth/devices.py), sent only to the auth API.
@@ -121,6 +122,10 @@ class AuthController(Controller):
             code=data.code or "",
         )
         signed = await forward(request, endpoints.AUTH_SIGN_IN, message)
+        # Ranked play keeps accounts seen from one address or device apart (issue 34).
+        await note_sign_in(
+            _nc(request), signed.user.user_id, message.address, message.device, signed.device_token
+        )
         settings: Settings = request.app.state.settings
         pair = a.TokenPair(
             access_token=signed.access_token,

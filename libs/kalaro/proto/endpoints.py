@@ -18,6 +18,7 @@ from kalaro.proto import bots as b
 from kalaro.proto import engine as e
 from kalaro.proto import history as h
 from kalaro.proto import lobby as lb
+from kalaro.proto import ranked as rk
 from kalaro.proto import subjects as s
 from kalaro.proto import wallet as w
 from kalaro.proto import ws
@@ -107,6 +108,24 @@ HISTORY_EXPORT_HANDS = Endpoint(
 )
 HISTORY_PLAYER_STATS = Endpoint(
     s.HISTORY_PLAYER_STATS, h.GetPlayerStats, h.PlayerStats, idempotent=True
+)
+
+# --- ranked (issue 34) --------------------------------------------------------------
+RANKED_RATINGS = Endpoint(s.RANKED_RATINGS, rk.GetRatings, rk.Ratings, idempotent=True)
+RANKED_LEADERBOARD = Endpoint(
+    s.RANKED_LEADERBOARD, rk.GetLeaderboard, rk.Leaderboard, idempotent=True
+)
+RANKED_QUEUE_JOIN = Endpoint(s.RANKED_QUEUE_JOIN, rk.JoinQueue, rk.QueueStatus, idempotent=True)
+RANKED_QUEUE_LEAVE = Endpoint(s.RANKED_QUEUE_LEAVE, rk.LeaveQueue, rk.QueueStatus, idempotent=True)
+RANKED_QUEUE_STATUS = Endpoint(
+    s.RANKED_QUEUE_STATUS, rk.GetQueueStatus, rk.QueueStatus, idempotent=True
+)
+RANKED_STANDING = Endpoint(s.RANKED_STANDING, rk.GetStanding, rk.Standing, idempotent=True)
+RANKED_FAIR_PLAY = Endpoint(s.RANKED_FAIR_PLAY, rk.GetFairPlay, rk.FairPlayReport, idempotent=True)
+RANKED_ADMIN_ACT = Endpoint(s.RANKED_ADMIN_ACT, rk.AdminAct, rk.AdminActed)
+# The lobby serves it (a ranked table the queue formed); idempotent by match id.
+LOBBY_OPEN_RANKED = Endpoint(
+    s.LOBBY_OPEN_RANKED, lb.OpenRankedTable, lb.RankedTableOpened, idempotent=True
 )
 
 # --- bots ---------------------------------------------------------------------------

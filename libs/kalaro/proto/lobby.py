@@ -253,3 +253,15 @@ class ReportPresence(msgspec.Struct, frozen=True, kw_only=True):
 class PresenceNoted(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str
     changed: bool  # some seat's presence changed (and the table was published)
+
+
+# --- ranked tables (issue 34): the ranked service asks, the lobby opens -------------
+class OpenRankedTable(msgspec.Struct, frozen=True, kw_only=True):
+    game: str
+    bet: int
+    players: tuple[str, ...]  # user ids in seat order
+    match_id: str
+
+
+class RankedTableOpened(msgspec.Struct, frozen=True, kw_only=True):
+    table_id: str

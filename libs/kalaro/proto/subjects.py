@@ -72,6 +72,32 @@ HISTORY_GET_HAND = "history.hands.get"
 HISTORY_EXPORT_HANDS = "history.hands.export"  # whole records, page by page
 HISTORY_PLAYER_STATS = "history.players.stats"
 
+# --- ranked: ratings, the quick-play queue, fair play (issue 34) -------------------
+RANKED_RATINGS = "ranked.ratings.get"
+RANKED_LEADERBOARD = "ranked.leaderboard.get"
+RANKED_QUEUE_JOIN = "ranked.queue.join"
+RANKED_QUEUE_LEAVE = "ranked.queue.leave"
+RANKED_QUEUE_STATUS = "ranked.queue.status"
+RANKED_STANDING = "ranked.standing.get"  # the lobby asks before a sit: frozen?
+RANKED_FAIR_PLAY = "ranked.admin.fair_play"  # admins
+RANKED_ADMIN_ACT = "ranked.admin.act"  # admins: warn, bar from ranked, freeze
+#: Fire and forget (no reply): an account seen from an address/device (``SeenFrom``).
+RANKED_SEEN = "ranked.seen"
+#: The ranked service's durable consumer on the RECORDS stream (ratings).
+RANKED_RECORDS_CONSUMER = "ranked-records"
+
+# Where the lobby opens a table the ranked queue formed (idempotent by match id).
+LOBBY_OPEN_RANKED = "lobby.ranked.open"
+
+
+def user_notify(user_id: str) -> str:
+    """A server frame for every socket of one user (e.g. ``seated``), on any gateway."""
+    return f"users.notify.{user_id}"
+
+
+#: What each gateway process subscribes to once (not a queue group: every gateway).
+USER_NOTIFY_ALL = "users.notify.*"
+
 # --- bots: seat a bot account that plays through the gateway -----------------------
 BOTS_SEAT = "bots.seat"
 

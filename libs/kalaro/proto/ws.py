@@ -161,6 +161,14 @@ class Pong(ServerFrame, frozen=True, tag="pong", kw_only=True):
     ref: int | None = None
 
 
+class Seated(ServerFrame, frozen=True, tag="seated", kw_only=True):
+    """The ranked queue seated this player (issue 34): subscribe to ``table_id``."""
+
+    table_id: str
+    game: str
+    bet: int = 0
+
+
 AnyServerFrame = (
     Welcome
     | Subscribed
@@ -172,4 +180,5 @@ AnyServerFrame = (
     | Ack
     | Error
     | Pong
+    | Seated
 )
