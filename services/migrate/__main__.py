@@ -1,7 +1,7 @@
 """``python -m services.migrate``: bring every SQL component's tables up to date, then exit.
 
 The Kubernetes migration Job (deploy/kustomize/base/migrate-job.yaml) runs it before a rollout.
-Each service's Alembic revisions (auth, wallet, history) run up to head, the revision
+Each service's Alembic revisions (auth, wallet, history, ranked) run up to head, the revision
 recorded in ``<service>_alembic_version``, so a second run changes nothing. Each upgrade
 holds the lock the services take when they migrate at start-up (see
 :func:`kalaro.sql_migrations.upgrade`), so it is safe beside replicas that are starting.
@@ -22,9 +22,10 @@ from kalaro.sql import create_engine
 from kalaro.sql_migrations import AlembicSchema, upgrade
 from services.auth.schema import SCHEMA as AUTH
 from services.history.schema import SCHEMA as HISTORY
+from services.ranked.schema import SCHEMA as RANKED
 from services.wallet.schema import SCHEMA as WALLET
 
-SCHEMAS: tuple[AlembicSchema, ...] = (AUTH, WALLET, HISTORY)
+SCHEMAS: tuple[AlembicSchema, ...] = (AUTH, WALLET, HISTORY, RANKED)
 
 
 async def migrate_all(database_url: str) -> dict[str, str]:

