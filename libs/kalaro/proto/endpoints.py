@@ -97,6 +97,9 @@ LOBBY_CREATE_PRACTICE = Endpoint(s.LOBBY_CREATE_PRACTICE, lb.CreatePractice, lb.
 LOBBY_ADD_BOT = Endpoint(s.LOBBY_ADD_BOT, lb.AddBot, lb.TableInfo)
 LOBBY_PRESENCE = Endpoint(s.LOBBY_PRESENCE, lb.ReportPresence, lb.PresenceNoted, idempotent=True)
 LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFinished)
+# ranked play (issue 34)
+LOBBY_OPEN_RANKED = Endpoint(s.LOBBY_OPEN_RANKED, lb.OpenRankedTable, lb.RankedTableOpened)
+LOBBY_SET_MIN_RATING = Endpoint(s.LOBBY_SET_MIN_RATING, lb.SetMinRating, lb.TableInfo)
 
 # --- history ------------------------------------------------------------------------
 HISTORY_LIST_HANDS = Endpoint(s.HISTORY_LIST_HANDS, h.ListHands, h.HandsList, idempotent=True)

@@ -1,0 +1,75 @@
+"""How the lobby learns a player's rating for a table's minimum rating (issue 34).
+
+The ranked service answers a player's per-game ratings. Until its contract is on this
+branch, the request and the few reply fields the lobby reads are declared here as a
+placeholder (subject ``ranked.ratings.get``): the coordinator replaces them with
+``endpoints.RANKED_GET_RATINGS`` at merge. The reply is decoded tolerantly (unknown
+fields ignored), so only ``ratings[].game`` and ``ratings[].rating`` matter here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import msgspec
+from nats.aio.client import Client as NATS
+
+from kalaro.bus import RemoteError, request
+from kalaro.proto.endpoints import Endpoint
+
+log = logging.getLogger("kalaro.lobby")
+
+
+# --- placeholder contract (replace with kalaro.proto.ranked at merge) -----------------
+RANKED_GET_RATINGS_SUBJECT = "ranked.ratings.get"
+
+
+class GetRatings(msgspec.Struct, frozen=True, kw_only=True):
+    user_id: str
+
+
+class GameRating(msgspec.Struct, frozen=True, kw_only=True):
+    game: str
+    rating: float  # the shown (conservative) number
+
+
+class Ratings(msgspec.Struct, frozen=True, kw_only=True):
+    user_id: str
+    ratings: tuple[GameRating, ...] = ()
+
+
+RANKED_GET_RATINGS = Endpoint(RANKED_GET_RATINGS_SUBJECT, GetRatings, Ratings, idempotent=True)
+# --------------------------------------------------------------------------------------
+
+#: What the lobby asks: the player's rating in one game (None: not rated yet).
+RatingOf = Callable[[str, str], Awaitable[float | None]]
+
+
+async def rating_of(nc: NATS, user_id: str, game: str, *, timeout: float = 2.0) -> float | None:
+    """``user_id``'s shown rating in ``game``; None when they have none yet.
+
+    The ranked service not answering is not the player's fault, but a gated table must
+    not let anyone through unchecked: the error goes back to the Sit (``unavailable``).
+    """
+    try:
+        found = await request(nc, RANKED_GET_RATINGS, GetRatings(user_id=user_id), timeout=timeout)
+    except RemoteError as exc:
+        log.info("ratings of %s not available: %s", user_id, exc)
+        raise
+    for entry in found.ratings:
+        if entry.game == game:
+            return entry.rating
+    return None
+
+
+class MemoryRatings:
+    """The in-memory twin of the ranked service's ratings, for the unit tier."""
+
+    def __init__(self, ratings: dict[tuple[str, str], float] | None = None) -> None:
+        self.ratings = dict(ratings or {})
+        self.asked: list[tuple[str, str]] = []
+
+    async def __call__(self, user_id: str, game: str) -> float | None:
+        self.asked.append((user_id, game))
+        return self.ratings.get((user_id, game))
