@@ -2,9 +2,10 @@
 
 The ranked service answers a player's per-game ratings. Until its contract is on this
 branch, the request and the few reply fields the lobby reads are declared here as a
-placeholder (subject ``ranked.ratings.get``): the coordinator replaces them with
-``endpoints.RANKED_GET_RATINGS`` at merge. The reply is decoded tolerantly (unknown
-fields ignored), so only ``ratings[].game`` and ``ratings[].rating`` matter here.
+placeholder with the i34-service branch's names and subject (``ranked.ratings.get``,
+``kalaro.proto.ranked.GetRatings`` → ``Ratings``): the coordinator replaces them with
+``endpoints.RANKED_RATINGS`` at merge. The reply is decoded tolerantly (unknown fields
+ignored), so only ``games[].game`` and ``games[].rating`` matter here.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class GameRating(msgspec.Struct, frozen=True, kw_only=True):
 
 class Ratings(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
-    ratings: tuple[GameRating, ...] = ()
+    games: tuple[GameRating, ...] = ()
 
 
 RANKED_GET_RATINGS = Endpoint(RANKED_GET_RATINGS_SUBJECT, GetRatings, Ratings, idempotent=True)
@@ -57,7 +58,7 @@ async def rating_of(nc: NATS, user_id: str, game: str, *, timeout: float = 2.0) 
     except RemoteError as exc:
         log.info("ratings of %s not available: %s", user_id, exc)
         raise
-    for entry in found.ratings:
+    for entry in found.games:
         if entry.game == game:
             return entry.rating
     return None

@@ -98,7 +98,9 @@ LOBBY_ADD_BOT = Endpoint(s.LOBBY_ADD_BOT, lb.AddBot, lb.TableInfo)
 LOBBY_PRESENCE = Endpoint(s.LOBBY_PRESENCE, lb.ReportPresence, lb.PresenceNoted, idempotent=True)
 LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFinished)
 # ranked play (issue 34)
-LOBBY_OPEN_RANKED = Endpoint(s.LOBBY_OPEN_RANKED, lb.OpenRankedTable, lb.RankedTableOpened)
+LOBBY_OPEN_RANKED = Endpoint(
+    s.LOBBY_OPEN_RANKED, lb.OpenRankedTable, lb.RankedTableOpened, idempotent=True
+)
 LOBBY_SET_MIN_RATING = Endpoint(s.LOBBY_SET_MIN_RATING, lb.SetMinRating, lb.TableInfo)
 
 # --- history ------------------------------------------------------------------------

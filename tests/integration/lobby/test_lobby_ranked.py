@@ -52,7 +52,7 @@ class Others:
     async def _ratings(self, req: GetRatings) -> Ratings:
         rating = self.ratings.get(req.user_id)
         games = () if rating is None else (GameRating(game="tongits", rating=rating),)
-        return Ratings(user_id=req.user_id, ratings=games)
+        return Ratings(user_id=req.user_id, games=games)
 
 
 @pytest.fixture
