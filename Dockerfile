@@ -1,5 +1,5 @@
 # One image for every KaLaro service; the command picks the service (docker-compose.yml,
-# deploy/k8s/). Build: `docker build -t kalaro:0.1.0 .` (docs/deploy.md).
+# deploy/kustomize/). Build: `docker build -t kalaro:0.1.0 .` (docs/deploy.md).
 #
 # The Python here must be the one requirements.lock was compiled for (3.11: see its
 # header); the tag is pinned so a rebuild gets the same interpreter.

@@ -30,8 +30,12 @@ lock: setup ## Re-resolve requirements.lock (image) and requirements-dev.lock fr
 	$(UV_COMPILE) -o requirements.lock pyproject.toml
 	$(UV_COMPILE) --extra dev --extra servers -c requirements.lock -o requirements-dev.lock pyproject.toml
 
-manifests: setup ## Regenerate deploy/k8s/*.yaml (from deploy/k8s/generate.py)
-	$(PY) deploy/k8s/generate.py
+# The Kubernetes manifests are a Kustomize base with overlays (deploy/kustomize); this
+# prints what an overlay applies: `make manifests OVERLAY=dev`.
+OVERLAY ?= production
+manifests: ## Print the Kubernetes manifests of deploy/kustomize/overlays/$(OVERLAY) (kubectl kustomize)
+	@command -v kubectl >/dev/null 2>&1 || { echo "ERROR: kubectl is needed (it builds kustomize overlays)" >&2; exit 1; }
+	kubectl kustomize deploy/kustomize/overlays/$(OVERLAY)
 
 run: setup ## Start NATS, Redis and every service on loopback (Ctrl-C stops)
 	$(PY) -m kalaro.cli run

@@ -22,11 +22,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from kalaro.bus import ServiceError
 from kalaro.bus.runner import checked_settings, service_main
 from kalaro.settings import Settings
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.accounts import AdminAccount, ensure_admin
 from services.auth.bootstrap import SERVICE_NAME, bootstrap, print_admin
 from services.auth.passwords import Passwords
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 
 log = logging.getLogger("services.auth")
 
@@ -50,7 +50,7 @@ async def create_admin(
     """The ``create-admin`` command: needs only the database (no NATS, no Redis)."""
     engine = create_engine(settings.database_url)
     try:
-        await migrate(engine, COMPONENT, MIGRATIONS)
+        await migrate_auth(engine)
         return await ensure_admin(
             engine,
             Passwords(),

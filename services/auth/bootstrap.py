@@ -26,14 +26,14 @@ from kalaro.proto.auth import (
     UserRegistered,
 )
 from kalaro.settings import Settings
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from kalaro.tokens import load_or_create_private_key, revocation_seconds, revoked_key
 from services.auth import accounts
 from services.auth.accounts import AdminAccount, ensure_admin
 from services.auth.deps import AuthDeps, Publisher, Revoker
 from services.auth.google import GoogleVerifier
 from services.auth.passwords import Passwords
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from services.auth.throttle import Throttle
 
 log = logging.getLogger("services.auth")
@@ -148,7 +148,7 @@ async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExi
     """Migrate, build the deps, make sure the admin named in settings exists (if any)."""
     engine = create_engine(settings.database_url)
     resources.push_async_callback(engine.dispose)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     redis = connect_redis(settings.redis_url, settings)
     resources.push_async_callback(redis.aclose)
     deps = await build_deps(settings, engine=engine, redis=redis, nc=nc)

@@ -1,9 +1,10 @@
 """The auth service's tables: users, refresh tokens, host requests, email and reset links.
 
 Tables are prefixed ``auth_`` because every SQL-owning service may share one database
-(``make run`` points them all at one SQLite file). The migrations are hand-written DDL
-in the subset SQLite and PostgreSQL agree on; the SQLAlchemy ``Table`` objects below
-mirror them for queries (a test checks the two agree).
+(``make run`` points them all at one SQLite file). The Alembic revisions in
+``migrations/versions/`` are literal DDL in the subset SQLite and PostgreSQL agree on,
+frozen once shipped; the SQLAlchemy ``Table`` objects below mirror them for queries (a
+test checks the two agree).
 
 Every ``*_at`` column is a UTC instant in epoch **milliseconds** (BIGINT): portable,
 comparable in SQL without dialect date functions, and precise enough to order rows.
@@ -11,13 +12,19 @@ comparable in SQL without dialect date functions, and precise enough to order ro
 
 from __future__ import annotations
 
-import sqlalchemy as sa
+from pathlib import Path
 
-from kalaro.sql import Migration
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from kalaro.sql_migrations import AlembicSchema, upgrade
 
 COMPONENT = "auth"
 
 metadata = sa.MetaData()
+
+# A user's links, tokens and requests go with the user.
+USERS_ID = "auth_users.id"
 
 users = sa.Table(
     "auth_users",
@@ -42,10 +49,13 @@ email_tokens = sa.Table(
     "auth_email_tokens",
     metadata,
     sa.Column("token_hash", sa.String(64), primary_key=True),
-    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column(
+        "user_id", sa.String(32), sa.ForeignKey(USERS_ID, ondelete="CASCADE"), nullable=False
+    ),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("expires_at", sa.BigInteger, nullable=False),
     sa.Column("used_at", sa.BigInteger),
+    sa.Index("ix_auth_email_tokens_user", "user_id"),
 )
 
 # Single-use password reset links (30 minutes), stored as the sha256 of the token.
@@ -53,10 +63,13 @@ password_resets = sa.Table(
     "auth_password_resets",
     metadata,
     sa.Column("token_hash", sa.String(64), primary_key=True),
-    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column(
+        "user_id", sa.String(32), sa.ForeignKey(USERS_ID, ondelete="CASCADE"), nullable=False
+    ),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("expires_at", sa.BigInteger, nullable=False),
     sa.Column("used_at", sa.BigInteger),
+    sa.Index("ix_auth_password_resets_user", "user_id"),
 )
 
 refresh_tokens = sa.Table(
@@ -66,100 +79,52 @@ refresh_tokens = sa.Table(
     sa.Column("token_hash", sa.String(64), primary_key=True),
     # Every token descended from one sign-in shares a family; reuse revokes it whole.
     sa.Column("family_id", sa.String(32), nullable=False),
-    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column(
+        "user_id", sa.String(32), sa.ForeignKey(USERS_ID, ondelete="CASCADE"), nullable=False
+    ),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("expires_at", sa.BigInteger, nullable=False),
     sa.Column("used_at", sa.BigInteger),
     sa.Column("revoked_at", sa.BigInteger),
+    sa.Index("ix_auth_refresh_tokens_family", "family_id"),
+    sa.Index("ix_auth_refresh_tokens_user", "user_id"),
 )
 
 host_requests = sa.Table(
     "auth_host_requests",
     metadata,
     sa.Column("id", sa.String(32), primary_key=True),
-    sa.Column("user_id", sa.String(32), sa.ForeignKey("auth_users.id"), nullable=False),
+    sa.Column(
+        "user_id", sa.String(32), sa.ForeignKey(USERS_ID, ondelete="CASCADE"), nullable=False
+    ),
     sa.Column("note", sa.String(500), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("created_at", sa.BigInteger, nullable=False),
-    sa.Column("decided_by", sa.String(32), sa.ForeignKey("auth_users.id")),
+    sa.Column("decided_by", sa.String(32), sa.ForeignKey(USERS_ID)),
     sa.Column("decided_at", sa.BigInteger),
     sa.Column("reason", sa.String(500), nullable=False, server_default=""),
+    # At most one pending request per user (a partial unique index).
+    sa.Index(
+        "ux_auth_host_requests_pending",
+        "user_id",
+        unique=True,
+        sqlite_where=sa.text("status = 'pending'"),
+        postgresql_where=sa.text("status = 'pending'"),
+    ),
+    sa.Index("ix_auth_host_requests_status", "status", "created_at"),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(
-        1,
-        "users, refresh tokens, host requests",
-        (
-            """CREATE TABLE auth_users (
-                id VARCHAR(32) PRIMARY KEY,
-                email VARCHAR(254) NOT NULL UNIQUE,
-                display_name VARCHAR(64) NOT NULL,
-                password_hash VARCHAR(255),
-                google_sub VARCHAR(255) UNIQUE,
-                roles VARCHAR(64) NOT NULL,
-                created_at BIGINT NOT NULL
-            )""",
-            """CREATE TABLE auth_refresh_tokens (
-                token_hash VARCHAR(64) PRIMARY KEY,
-                family_id VARCHAR(32) NOT NULL,
-                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
-                created_at BIGINT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                used_at BIGINT,
-                revoked_at BIGINT
-            )""",
-            "CREATE INDEX ix_auth_refresh_tokens_family ON auth_refresh_tokens (family_id)",
-            "CREATE INDEX ix_auth_refresh_tokens_user ON auth_refresh_tokens (user_id)",
-            """CREATE TABLE auth_host_requests (
-                id VARCHAR(32) PRIMARY KEY,
-                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
-                note VARCHAR(500) NOT NULL,
-                status VARCHAR(16) NOT NULL
-                    CHECK (status IN ('pending', 'approved', 'rejected')),
-                created_at BIGINT NOT NULL,
-                decided_by VARCHAR(32) REFERENCES auth_users (id),
-                decided_at BIGINT,
-                reason VARCHAR(500) NOT NULL DEFAULT ''
-            )""",
-            # At most one pending request per user, enforced by the database so two
-            # racing "make me a host" requests cannot both insert.
-            "CREATE UNIQUE INDEX ux_auth_host_requests_pending"
-            " ON auth_host_requests (user_id) WHERE status = 'pending'",
-            "CREATE INDEX ix_auth_host_requests_status ON auth_host_requests (status, created_at)",
-        ),
-    ),
-    Migration(
-        2,
-        "verified emails and single-use verification links",
-        (
-            "ALTER TABLE auth_users ADD COLUMN email_verified BOOLEAN NOT NULL DEFAULT FALSE",
-            # Google vouched for linked accounts; the operator named the admins; bot
-            # addresses are reserved. Older password-only accounts stay unverified.
-            "UPDATE auth_users SET email_verified = TRUE WHERE google_sub IS NOT NULL"
-            " OR roles LIKE '%admin%' OR roles LIKE '%bot%'",
-            """CREATE TABLE auth_email_tokens (
-                token_hash VARCHAR(64) PRIMARY KEY,
-                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
-                created_at BIGINT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                used_at BIGINT
-            )""",
-            "CREATE INDEX ix_auth_email_tokens_user ON auth_email_tokens (user_id)",
-        ),
-    ),
-    Migration(
-        3,
-        "single-use password reset links",
-        (
-            """CREATE TABLE auth_password_resets (
-                token_hash VARCHAR(64) PRIMARY KEY,
-                user_id VARCHAR(32) NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
-                created_at BIGINT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                used_at BIGINT
-            )""",
-            "CREATE INDEX ix_auth_password_resets_user ON auth_password_resets (user_id)",
-        ),
-    ),
+#: Before Alembic, auth's steps 1-3 were recorded in ``schema_migrations``; each maps
+#: to the revision that reproduces it, so such a database is stamped, not re-created.
+SCHEMA = AlembicSchema(
+    COMPONENT,
+    metadata,
+    Path(__file__).with_name("migrations"),
+    bridge={1: "0001", 2: "0002", 3: "0003"},
 )
+
+
+async def migrate_auth(engine: AsyncEngine, revision: str = "head") -> str:
+    """Upgrade auth's tables to ``revision`` (under the migration lock: see
+    :func:`kalaro.sql_migrations.upgrade`); return the revision they are at."""
+    return await upgrade(engine, SCHEMA, revision)

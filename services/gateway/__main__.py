@@ -22,8 +22,9 @@ def _has(module: str) -> bool:
 
 
 def _http_protocol(settings: Settings) -> Any:
-    """httptools with a deadline for each request to arrive (httpserver); uvicorn's own
-    h11 only where httptools is not installed (it is in the lock)."""
+    """uvicorn's httptools protocol with a deadline for each request to arrive
+    (httpserver); uvicorn's own h11 only where httptools is not installed (it is in the
+    lock)."""
     if not _has("httptools"):
         return "h11"
     from services.gateway.httpserver import http_with_request_deadline

@@ -167,6 +167,9 @@ class GatewayWebSocket(asyncio.Protocol):
 
     # --- asyncio.Protocol ---------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # The socket itself, not the view httpserver gave the HTTP protocol (which only
+        # notes that a response began): every frame written skips that hop.
+        transport = getattr(transport, "unwrapped", transport)
         self.transport = cast(asyncio.Transport, transport)  # uvloop's behave as one
         self._connections.add(self)
 

@@ -1,11 +1,12 @@
 """``python -m services.migrate``: bring every SQL component's tables up to date, then exit.
 
-The Kubernetes migration Job (deploy/k8s/migrate-job.yaml) runs it before a rollout.
-Only missing steps run (auth's and wallet's are recorded in ``schema_migrations``,
-history's Alembic revision in ``history_alembic_version``), so a second run changes
-nothing; on PostgreSQL it holds the advisory lock the services take when they migrate
-at start-up, so it is safe beside replicas that are starting. Exit 0 when the
-schema is current, 1 when the database cannot be migrated, 2 on a settings problem.
+The Kubernetes migration Job (deploy/kustomize/base/migrate-job.yaml) runs it before a rollout.
+Each service's Alembic revisions (auth, wallet, history) run up to head, the revision
+recorded in ``<service>_alembic_version``, so a second run changes nothing. Each upgrade
+holds the lock the services take when they migrate at start-up (see
+:func:`kalaro.sql_migrations.upgrade`), so it is safe beside replicas that are starting.
+Exit 0 when the schema is current, 1 when the database cannot be migrated, 2 on a
+settings problem.
 """
 
 from __future__ import annotations
@@ -17,24 +18,20 @@ import sys
 from sqlalchemy.exc import SQLAlchemyError
 
 from kalaro.settings import load_settings, production_problem
-from kalaro.sql import create_engine, migrate
-from services.auth.schema import COMPONENT as AUTH
-from services.auth.schema import MIGRATIONS as AUTH_MIGRATIONS
-from services.history.schema import COMPONENT as HISTORY
-from services.history.schema import migrate_history
-from services.wallet.schema import COMPONENT as WALLET
-from services.wallet.schema import migrate_wallet
+from kalaro.sql import create_engine
+from kalaro.sql_migrations import AlembicSchema, upgrade
+from services.auth.schema import SCHEMA as AUTH
+from services.history.schema import SCHEMA as HISTORY
+from services.wallet.schema import SCHEMA as WALLET
+
+SCHEMAS: tuple[AlembicSchema, ...] = (AUTH, WALLET, HISTORY)
 
 
 async def migrate_all(database_url: str) -> dict[str, str]:
-    """Each component's schema version (history: its Alembic revision) after migrating."""
+    """Each service's Alembic revision after upgrading it to head."""
     engine = create_engine(database_url)
     try:
-        return {
-            AUTH: f"version {await migrate(engine, AUTH, AUTH_MIGRATIONS)}",
-            WALLET: f"version {await migrate_wallet(engine)}",
-            HISTORY: f"revision {await migrate_history(engine)}",
-        }
+        return {schema.component: await upgrade(engine, schema) for schema in SCHEMAS}
     finally:
         await engine.dispose()
 
@@ -52,8 +49,8 @@ def main() -> int:
         # Not the URL: it carries the database password.
         print(f"migrate: the database could not be migrated: {exc}", file=sys.stderr)
         return 1
-    for component, version in versions.items():
-        print(f"{component}: schema {version}")
+    for component, revision in versions.items():
+        print(f"{component}: schema revision {revision}")
     return 0
 
 

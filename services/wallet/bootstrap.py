@@ -62,7 +62,7 @@ async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExi
     engine = create_engine(settings.database_url)
     resources.push_async_callback(engine.dispose)
     version = await migrate_wallet(engine)
-    log.info("wallet schema at version %d on %s", version, engine.url.render_as_string())
+    log.info("wallet schema at revision %s on %s", version, engine.url.render_as_string())
     deps = wallet_deps(engine, settings)
     reconciler = Reconciler(engine, nc, release_after=settings.hold_release_minutes * 60.0)
     consumers: list[DurableConsumer] = []

@@ -2,8 +2,7 @@
 
 - docker-compose.yml against the compose-spec JSON schema (vendored in check-jsonschema,
   so offline), and its invariants: healthchecks, ordered start-up, non-root, volumes;
-- every Kubernetes manifest with ``kubernetes-validate --strict``, committed manifests
-  equal to what deploy/k8s/generate.py writes, and their invariants;
+- (the Kubernetes manifests: tests/unit/test_deploy_kustomize.py);
 - one NATS version everywhere; NATS and Redis configs that start as documented;
 - the image and the dev setup install from hash-checked lock files.
 """
@@ -27,9 +26,7 @@ import yaml
 from kalaro.devstack import MissingBinary, find_binary, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-K8S = ROOT / "deploy" / "k8s"
 COMPOSE = ROOT / "docker-compose.yml"
-DOCS = (ROOT / "docs" / "deploy.md").read_text()
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PINNED_NATS = next(
@@ -45,14 +42,6 @@ KALARO_SERVICES = {
 
 def compose() -> dict[str, Any]:
     return yaml.safe_load(COMPOSE.read_text())
-
-
-def k8s_files() -> list[Path]:
-    return sorted(K8S.glob("*.yaml"))
-
-
-def k8s_documents() -> list[dict[str, Any]]:
-    return [doc for path in k8s_files() for doc in yaml.safe_load_all(path.read_text()) if doc]
 
 
 def _need(module: str, what: str) -> None:
@@ -135,187 +124,16 @@ def test_compose_images_are_pinned() -> None:
         assert re.search(r"\d+\.\d+", tag), f"{name}: {image} is not a versioned tag"
 
 
-# --- Kubernetes ----------------------------------------------------------------------
-
-
-def test_every_kubernetes_manifest_passes_kubernetes_validate_strict(tmp_path: Path) -> None:
-    _need("kubernetes_validate", "kubernetes-validate")
-    files = [str(p) for p in k8s_files()]
-    assert len(files) >= 4
-    command = [sys.executable, "-m", "kubernetes_validate", "--strict", "--quiet", *files]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    # --strict does reject a field Kubernetes does not know.
-    broken = tmp_path / "broken.yaml"
-    text = (K8S / "kalaro.yaml").read_text()
-    broken.write_text(text.replace("revisionHistoryLimit", "revisions"))
-    command = [sys.executable, "-m", "kubernetes_validate", "--strict", "--quiet", str(broken)]
-    assert subprocess.run(command, capture_output=True, timeout=300).returncode != 0
-
-
-def test_committed_manifests_are_what_the_generator_writes() -> None:
-    spec = importlib.util.spec_from_file_location("k8s_generate", K8S / "generate.py")
-    assert spec is not None and spec.loader is not None
-    generate = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = generate  # its dataclasses look their module up
-    try:
-        spec.loader.exec_module(generate)
-    finally:
-        del sys.modules[spec.name]
-    for name, text in generate.manifests().items():
-        assert (K8S / name).read_text() == text, f"{name} is stale: run `make manifests`"
-
-
-def _workloads() -> list[dict[str, Any]]:
-    return [d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet", "Job")]
-
-
-def test_every_workload_has_resources_probes_pinned_images_and_no_root() -> None:
-    workloads = _workloads()
-    names = {d["metadata"]["name"] for d in workloads if d["kind"] == "Deployment"}
-    assert names == KALARO_SERVICES
-    for workload in workloads:
-        pod = workload["spec"]["template"]["spec"]
-        name = workload["metadata"]["name"]
-        assert pod["securityContext"]["runAsNonRoot"] is True, name
-        assert pod["securityContext"]["runAsUser"] != 0, name
-        for container in pod.get("initContainers", []) + pod["containers"]:
-            where = f"{name}/{container['name']}"
-            image = container["image"]
-            assert ":" in image and not image.endswith(":latest"), where
-            assert re.search(r":\d+\.\d+", image), f"{where}: {image} is not a versioned tag"
-            assert container["resources"]["requests"] and container["resources"]["limits"], where
-            assert container["securityContext"]["allowPrivilegeEscalation"] is False, where
-            if workload["kind"] != "Job" and container in pod["containers"]:
-                assert "livenessProbe" in container and "readinessProbe" in container, where
-        if workload["kind"] != "Job":
-            assert pod["topologySpreadConstraints"], name
-            main = pod["containers"][0]
-            assert main["lifecycle"]["preStop"], f"{name}: no preStop drain"
-
-
-def test_kalaro_services_probe_health_readiness_and_drain() -> None:
-    for workload in _workloads():
-        if workload["kind"] != "Deployment":
-            continue
-        pod = workload["spec"]["template"]["spec"]
-        container = pod["containers"][0]
-        assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
-        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-        # The preStop sleep fits in the grace period, leaving time for the SIGTERM drain.
-        sleep = int(container["lifecycle"]["preStop"]["exec"]["command"][-1])
-        assert pod["terminationGracePeriodSeconds"] >= sleep + 20
-
-
-def test_disruption_budgets_autoscalers_and_network_policies() -> None:
-    docs = k8s_documents()
-    budgets = {d["spec"]["selector"]["matchLabels"]["app"] for d in docs
-               if d["kind"] == "PodDisruptionBudget"}  # fmt: skip
-    workloads = {d["metadata"]["name"] for d in _workloads() if d["kind"] != "Job"}
-    assert workloads == KALARO_SERVICES | {"nats", "redis"}
-    assert budgets == workloads
-    scaled = {d["spec"]["scaleTargetRef"]["name"] for d in docs
-              if d["kind"] == "HorizontalPodAutoscaler"}  # fmt: skip
-    assert scaled == {"engine-tongits", "engine-mahjong", "engine-kawuxing"}
-    policies = {d["metadata"]["name"]: d["spec"] for d in docs if d["kind"] == "NetworkPolicy"}
-    assert policies["default-deny-ingress"] == {
-        "podSelector": {}, "policyTypes": ["Ingress"], "ingress": []
-    }  # fmt: skip
-    assert {"gateway-ingress", "kalaro-metrics", "nats", "redis"} <= set(policies)
-    jobs = [d for d in docs if d["kind"] == "Job"]
-    assert [j["spec"]["template"]["spec"]["containers"][0]["command"] for j in jobs] == [
-        ["python", "-m", "services.migrate"]
-    ]
-
-
-def test_nats_is_a_three_node_jetstream_cluster_with_auth_and_optional_tls() -> None:
-    docs = {(d["kind"], d["metadata"]["name"]): d for d in k8s_documents()}
-    nats = docs[("StatefulSet", "nats")]
-    assert nats["spec"]["replicas"] == 3
-    assert nats["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
-    config = docs[("ConfigMap", "nats-config")]["data"]
-    for name in ("nats-cluster.conf", "tls.conf", "cluster-tls.conf"):
-        assert config[name] == (ROOT / "deploy" / "nats" / name).read_text()
-    tls = next(v for v in nats["spec"]["template"]["spec"]["volumes"] if v["name"] == "tls")
-    assert tls["secret"] == {"secretName": "nats-tls", "optional": True}
-    redis = docs[("ConfigMap", "redis-config")]["data"]
-    assert redis["redis.conf"] == (ROOT / "deploy" / "redis" / "redis.conf").read_text()
-    assert "sentinel monitor kalaro" in redis["init.sh"]
-    containers = docs[("StatefulSet", "redis")]["spec"]["template"]["spec"]["containers"]
-    assert {c["name"] for c in containers} == {"redis", "sentinel"}
-
-
-def _secret_references() -> set[tuple[str, str | None]]:
-    """(Secret name, key or None for every key) referenced by any manifest."""
-    found: set[tuple[str, str | None]] = set()
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if "secretKeyRef" in node:
-                found.add((node["secretKeyRef"]["name"], node["secretKeyRef"]["key"]))
-            if "secretRef" in node:
-                found.add((node["secretRef"]["name"], None))
-            if "secret" in node and isinstance(node["secret"], dict):
-                found.add((node["secret"]["secretName"], None))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for doc in k8s_documents():
-        walk(doc)
-    return found
-
-
-def test_every_secret_and_key_is_documented() -> None:
-    references = _secret_references()
-    names = {name for name, _ in references}
-    assert names == {"kalaro-secrets", "kalaro-jwt", "nats-auth", "nats-tls", "redis-auth"}
-    for name, key in references:
-        assert f"`{name}`" in DOCS, f"Secret {name} is not in docs/deploy.md"
-        if key:
-            assert f"`{key}`" in DOCS, f"{name}/{key} is not in docs/deploy.md"
-    # Keys read as files or whole-Secret env: the documented ones.
-    for key in (
-        "jwt-ed25519.pem",
-        "KALARO_DATABASE_URL",
-        "KALARO_NATS_URL",
-        "KALARO_REDIS_URL",
-        "KALARO_BOT_SECRET",
-        "tls.crt",
-        "tls.key",
-        "ca.crt",
-    ):
-        assert f"`{key}`" in DOCS, key  # fmt: skip
-
-
-def test_auth_reads_its_key_where_the_secret_is_mounted() -> None:
-    docs = {(d["kind"], d["metadata"]["name"]): d for d in k8s_documents()}
-    key_file = docs[("ConfigMap", "kalaro-settings")]["data"]["KALARO_JWT_PRIVATE_KEY_FILE"]
-    pod = docs[("Deployment", "auth")]["spec"]["template"]["spec"]
-    mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "jwt")
-    assert Path(key_file).parent == Path(mount["mountPath"])
-    volume = next(v for v in pod["volumes"] if v["name"] == "jwt")
-    # Readable by the service's group (fsGroup), not only by root: issue 19's crash loop.
-    assert volume["secret"]["defaultMode"] & 0o040
-    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsUser"] == 10001
-
-
 # --- one NATS version ----------------------------------------------------------------
 
 
 def test_one_nats_version_everywhere() -> None:
+    # Kubernetes's NATS image: tests/unit/test_deploy_kustomize.py.
     images = {s["image"] for s in compose()["services"].values() if s["image"].startswith("nats:")}
-    images |= {
-        c["image"]
-        for w in _workloads()
-        for c in w["spec"]["template"]["spec"]["containers"]
-        if c["image"].startswith("nats:")
-    }
     assert images == {f"nats:{PINNED_NATS}-alpine"}
     conf = (ROOT / "deploy" / "nats" / "nats-cluster.conf").read_text()
     assert f"nats-server {PINNED_NATS}" in conf
+    assert f"nats:{PINNED_NATS}-alpine" in (ROOT / "deploy" / "nats" / "nats.yaml").read_text()
 
 
 def test_tests_and_make_run_use_the_pinned_nats_server() -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from services.history.schema import head_revision
+from services.migrate.__main__ import SCHEMAS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +19,7 @@ def run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_migrate_applies_missing_steps_once(tmp_path: Path) -> None:
+def test_migrate_upgrades_every_service_once(tmp_path: Path) -> None:
     import os
 
     database = tmp_path / "kalaro.db"
@@ -30,18 +30,17 @@ def test_migrate_applies_missing_steps_once(tmp_path: Path) -> None:
     }
     first = run(env)
     assert first.returncode == 0, first.stderr
-    assert "auth: schema version" in first.stdout and "wallet: schema version" in first.stdout
-    assert f"history: schema revision {head_revision()}" in first.stdout
+    for schema in SCHEMAS:
+        assert f"{schema.component}: schema revision {schema.head()}" in first.stdout
+        recorded = sqlite3.connect(database).execute(
+            f"SELECT version_num FROM {schema.version_table}"
+        )
+        assert [row[0] for row in recorded] == [schema.head()]
     assert "Running upgrade 0003 -> 0004" in first.stderr  # Alembic's steps, logged
-    steps = sqlite3.connect(database).execute("SELECT COUNT(*) FROM schema_migrations").fetchone()
-    assert steps[0] > 0
     second = run(env)
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
-    assert "migrated to" not in second.stderr  # nothing left to do
-    assert "Running upgrade" not in second.stderr
-    again = sqlite3.connect(database).execute("SELECT COUNT(*) FROM schema_migrations").fetchone()
-    assert again == steps
+    assert "Running upgrade" not in second.stderr  # nothing left to do
 
 
 def test_migrate_in_production_without_a_database_url_says_so() -> None:

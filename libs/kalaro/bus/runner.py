@@ -42,10 +42,12 @@ log = logging.getLogger("kalaro.bus.runner")
 
 __all__ = [
     "CONSUMER_PENDING",
+    "Bootstrap",
     "Check",
     "ConnectionLog",
     "HealthServer",
     "Running",
+    "checked_settings",
     "connect",
     "database_ready",
     "readiness",

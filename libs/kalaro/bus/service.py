@@ -127,6 +127,8 @@ class Service:
         """Serve ``endpoint`` with ``handler`` (its request type in, its reply type out).
         ``label``: the subject metrics name instead (one for all of an engine's
         partitions, not one series per partition)."""
+        if not isinstance(endpoint, Endpoint):  # the old add(subject, type, handler)
+            raise TypeError(f"declare {endpoint!r} as an Endpoint (kalaro.proto.endpoints)")
         self._routes.append(
             _Route(endpoint.subject, endpoint.request, handler, label or endpoint.subject)
         )

@@ -2,14 +2,13 @@
 
 The connection is the ``websockets`` library by default; ``transport="fast"`` picks the
 SDK's own frame reader, for load generators (:mod:`kalaro.client.transport`). Every
-frame is decoded as it arrives. The socket keeps the
-newest view per table (frames older than what we hold are ignored; every view is
-complete, so a gap heals itself), records results, chat and errors, and resolves the
-request that a ``ref`` answers. It pings whenever it has been quiet for half a
-heartbeat. With ``reconnect=True`` a dropped connection is re-established and every
-table re-subscribed, which brings a full view of each. Moves and subscriptions answered
-``unavailable`` (no service answered the gateway) are sent again with the client's
-backoff (:mod:`kalaro.client.retry`).
+frame is decoded as it arrives and kept by :class:`~kalaro.client.tables.TableFrames`
+(the newest view per table, results, chat, errors, the request a ``ref`` answers),
+which this class extends with the connection and the requests. It pings whenever it
+has been quiet for half a heartbeat. With ``reconnect=True`` a dropped connection is
+re-established and every table re-subscribed, which brings a full view of each. Moves
+and subscriptions answered ``unavailable`` (no service answered the gateway) are sent
+again with the client's backoff (:mod:`kalaro.client.retry`).
 """
 
 from __future__ import annotations
@@ -20,18 +19,17 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from websockets.exceptions import InvalidHandshake
 
+from kalaro.client.tables import FrameError, SeatView, TableFrames, TableState
 from kalaro.client.transport import Connection, Transport, open_connection
 from kalaro.client.wire import MAX_SIZE, WireClosed
 from kalaro.proto import ws as w
 from kalaro.proto.errors import FORBIDDEN, NOT_FOUND
-from kalaro.proto.lobby import TableInfo
 
 if TYPE_CHECKING:
     from kalaro.client.http import KalaroClient
@@ -48,72 +46,9 @@ def _expire(future: asyncio.Future[Any], timeout: float) -> None:
         future.set_exception(TimeoutError(f"no reply from the gateway in {timeout} s"))
 
 
-class FrameError(Exception):
-    """The server answered a frame with an ``error`` frame."""
+class TableSocket(TableFrames):
+    """A WebSocket to the gateway: see the module's docstring and :class:`TableFrames`."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-
-
-class SeatView:
-    """A ``view`` frame: the hand as this socket may see it.
-
-    ``view`` and ``events`` are decoded on first use: a bot or load generator reads
-    only the views it acts on, and most views are superseded unread.
-    """
-
-    __slots__ = ("_events", "_frame", "_view")
-
-    def __init__(self, frame: w.HandView) -> None:
-        self._frame = frame
-        self._view: dict[str, Any] | None = None
-        self._events: list[Any] | None = None
-
-    @property
-    def table_id(self) -> str:
-        return self._frame.table_id
-
-    @property
-    def hand_id(self) -> str:
-        return self._frame.hand_id
-
-    @property
-    def version(self) -> int:
-        return self._frame.version
-
-    @property
-    def seat(self) -> int | None:
-        return self._frame.seat
-
-    @property
-    def deadline_ms(self) -> int | None:
-        return self._frame.deadline_ms
-
-    @property
-    def view(self) -> dict[str, Any]:
-        if self._view is None:
-            self._view = msgspec.json.decode(self._frame.view)
-        return self._view
-
-    @property
-    def events(self) -> list[Any]:
-        if self._events is None:
-            self._events = msgspec.json.decode(self._frame.events)
-        return self._events
-
-
-@dataclass
-class TableState:
-    table: TableInfo | None = None
-    seat: int | None = None
-    view: SeatView | None = None
-    results: list[w.HandResult] = field(default_factory=list)
-    chat: list[w.ChatPosted] = field(default_factory=list)
-
-
-class TableSocket:
     def __init__(
         self,
         client: KalaroClient,
@@ -126,22 +61,17 @@ class TableSocket:
         self._client = client
         self.transport: Transport = transport
         self._max_size = max_size  # a larger message closes the socket with 1009
+        super().__init__()
         self._reconnect = reconnect
         self._keep_frames = keep_frames
-        #: called with every accepted (newer) view; load generators time arrivals here
-        self.view_listeners: list[Callable[[SeatView], None]] = []
         self._wire: Connection | None = None
         self._reconnecting: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._last_sent = time.monotonic()
         self._refs = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[w.ServerFrame]] = {}
-        self._watchers: list[asyncio.Future[None]] = []  # wait_for() callers
         self._closing = False
-        self.tables: dict[str, TableState] = {}
         self._invites: dict[str, str] = {}  # table id -> invite code, for resubscribing
         self.raw_frames: list[str] = []  # everything received, for audits in tests
-        self.errors: list[w.Error] = []
         self.connects = 0
 
     async def __aenter__(self) -> TableSocket:
@@ -338,21 +268,6 @@ class TableSocket:
     async def ping(self) -> None:
         await self._request(lambda ref: w.Ping(ref=ref))
 
-    # --- state ------------------------------------------------------------------------
-    def state(self, table_id: str) -> TableState:
-        return self.tables.setdefault(table_id, TableState())
-
-    def view(self, table_id: str) -> SeatView | None:
-        return self.state(table_id).view
-
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 15) -> None:
-        """Wait until ``predicate()`` holds; it is checked after every frame."""
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                self._watchers.append(changed)
-                await changed
-
     # --- reading ----------------------------------------------------------------------
     def _on_text(self, text: str) -> None:
         """Called by the wire for every frame, in order, as soon as it is parsed."""
@@ -403,50 +318,5 @@ class TableSocket:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
-    def _wake_watchers(self) -> None:
-        watchers, self._watchers = self._watchers, []
-        for changed in watchers:
-            if not changed.done():
-                changed.set_result(None)
 
-    def _on_frame(self, frame: w.ServerFrame) -> None:
-        ref = getattr(frame, "ref", None)
-        match frame:
-            case w.HandView():
-                self._on_view(frame)
-            case w.Subscribed(table=table, seat=seat):
-                state = self.state(table.table_id)
-                state.seat = seat
-                self._keep_newest(state, table)
-            case w.TableChanged(table=table):
-                self._keep_newest(self.state(table.table_id), table)
-            case w.HandResult(table_id=table_id):
-                self.state(table_id).results.append(frame)
-            case w.ChatPosted(table_id=table_id):
-                self.state(table_id).chat.append(frame)
-            case w.Error():
-                self.errors.append(frame)
-            case _:
-                pass
-        if ref is not None and ref in self._pending and not self._pending[ref].done():
-            self._pending[ref].set_result(frame)
-        if self._watchers:
-            self._wake_watchers()
-
-    @staticmethod
-    def _keep_newest(state: TableState, table: TableInfo) -> None:
-        # A table frame queued while the socket subscribed may come before the
-        # subscription's own (older) snapshot: the newest version wins, as for views.
-        if state.table is None or table.version >= state.table.version:
-            state.table = table
-
-    def _on_view(self, frame: w.HandView) -> None:
-        state = self.state(frame.table_id)
-        current = state.view
-        # The newest view wins; a version jump needs no resync (every view is complete).
-        stale = current is not None and current.hand_id == frame.hand_id
-        if stale and current is not None and frame.version <= current.version:
-            return
-        state.view = SeatView(frame)
-        for listener in self.view_listeners:
-            listener(state.view)
+__all__ = ["FrameError", "SeatView", "TableSocket", "TableState"]

@@ -3,10 +3,12 @@
 ``"websockets"`` (the default) is the ``websockets`` library's asyncio client: a reader
 task delivers each message. ``"fast"`` is the SDK's own frame reader
 (:mod:`kalaro.client.wire`), which delivers messages straight from ``data_received``;
-it exists for the load generator (``bench/bench_tables.py``), where the library's parser
-cost a fifth of the CPU. Both send the token as ``Authorization: Bearer`` (never in the
-URL), offer no compression, answer pings, close with 1009 on a message over
-``max_size`` and report the end of the connection once, through ``on_lost``.
+it exists for the load generator (``bench/bench_tables.py``), where the library costs
+1.7x the client CPU per message received and 1.8x per message sent
+(``bench/bench_client_transports.py``; the figures in :mod:`kalaro.client.wire`).
+Both send the token as ``Authorization: Bearer`` (never in the URL), offer no
+compression, answer pings, close with 1009 on a message over ``max_size`` and report
+the end of the connection once, through ``on_lost``.
 """
 
 from __future__ import annotations

@@ -3,13 +3,21 @@
 Opt-in (``table_socket(transport="fast")``), for the load generator; the SDK's default
 is the ``websockets`` library (:mod:`kalaro.client.transport`).
 
+Why it is kept beside the library: it costs the client about 40% less CPU per message.
+``bench/bench_client_transports.py`` (both transports in one run, a server in another
+process) measured, on the 2-core dev machine 2026-12-05, 3.8 µs of client CPU per
+1,500-character message received against the library's 6.4 (1.7x), and 3.1 µs per message
+sent against 5.5 (1.8x). For the load generator, which shares the cores with the stack
+it measures, that is CPU the services get back (``bench/bench_tables.py --transport``);
+for an app or a bot (a few messages a second) it is nothing, hence the default.
+
 ``websockets``' sans-I/O protocol does the opening handshake and frames what we send
 (masked, as a client must). Frames from the server are parsed by
 :class:`kalaro.wsframes.FrameReader` (the gateway's server reads with it too): for the
 text frames that make up nearly all traffic that is a few byte reads, where
-``websockets``' generator-based parser cost a fifth of a load generator's CPU
-(``bench/bench_tables.py``). Messages are delivered by calling ``on_message`` from
-``data_received``, with no reader task or queue in between.
+``websockets``' generator-based parser and its reader task cost the rest. Messages are
+delivered by calling ``on_message`` from ``data_received``, with no reader task or queue
+in between.
 
 RFC 6455 as a client sees it: fragments are joined; pings are answered; a close frame
 is answered with a close frame and the server then ends TCP; a masked or reserved-bit

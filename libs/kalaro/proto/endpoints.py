@@ -2,8 +2,9 @@
 
 A service binds an :class:`Endpoint` to its handler once, in its ``bootstrap.py``
 (``route(endpoints.WALLET_BALANCE, balance)``: the handler must take the request type
-and the service's deps, and return the reply type) and a caller sends through it (``await request(nc, endpoints.WALLET_BALANCE, msg)`` returns a
-``Balance``), so neither repeats the other's types and mypy checks both sides.
+and the service's deps, and return the reply type) and a caller sends through it
+(``await request(nc, endpoints.WALLET_BALANCE, msg)`` returns a ``Balance``), so
+neither repeats the other's types and mypy checks both sides.
 """
 
 from __future__ import annotations

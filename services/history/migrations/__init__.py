@@ -1,2 +1,2 @@
 """History's Alembic environment (``env.py``) and revisions (``versions/``), run by
-:func:`services.history.schema.migrate_history`; see its docstring."""
+:func:`services.history.schema.migrate_history`."""

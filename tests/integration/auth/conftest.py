@@ -16,9 +16,9 @@ from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
 from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.bootstrap import build_deps, build_service
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from tests.integration.auth.harness import AuthHarness, Clock, GoogleKeys, auth_settings
 
 
@@ -41,7 +41,7 @@ async def auth(
     jwks_file.write_text(json.dumps(google_keys.jwks()))
     settings = auth_settings(database_url, tmp_path, jwks_file)
     engine = create_engine(database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     clock = Clock()
     deps = await build_deps(
         settings,

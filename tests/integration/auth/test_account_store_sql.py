@@ -7,15 +7,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.account_store import SqlAccountStore
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from tests.contracts.accounts_store import *  # noqa: F403
 
 
 @pytest.fixture
 async def accounts(database_url: str) -> AsyncIterator[SqlAccountStore]:
     engine = create_engine(database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     yield SqlAccountStore(engine)
     await engine.dispose()

@@ -96,10 +96,10 @@ async def test_a_grant_that_cannot_be_announced_leaves_the_link_to_press_again(
         published.append(event)
 
     with pytest.raises(ServiceError) as err:
-        await links.verify_email(replace(auth.deps, on_registered=down), VerifyEmail(token=token))
+        await links.verify_email(VerifyEmail(token=token), replace(auth.deps, on_registered=down))
     assert err.value.code == codes.UNAVAILABLE
     assert not await auth.column("auth_users", "email_verified", pair.user.user_id)
-    done = await links.verify_email(replace(auth.deps, on_registered=up), VerifyEmail(token=token))
+    done = await links.verify_email(VerifyEmail(token=token), replace(auth.deps, on_registered=up))
     assert done.user_id == pair.user.user_id
     assert [e.user_id for e in published] == [pair.user.user_id]
     assert await auth.column("auth_users", "email_verified", pair.user.user_id)

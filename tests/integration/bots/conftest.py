@@ -15,10 +15,10 @@ import pytest
 from nats.aio.client import Client as NATS
 
 from kalaro.bus.redislink import RedisLink
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.accounts import AuthDeps
 from services.auth.bootstrap import build_deps, build_service
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from tests.integration.auth.harness import auth_settings
 
 
@@ -31,7 +31,7 @@ async def auth_service(
     jwks.write_text('{"keys": []}')
     settings = auth_settings(database_url, tmp_path, jwks)
     engine = create_engine(database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     deps = await build_deps(
         settings, engine=engine, redis=redis, nc=nc, throttle_prefix=f"test:{unique}:throttle:"
     )

@@ -25,6 +25,7 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect, redis_ready, serve, streams_ready
 from kalaro.devstack import NatsServer, RedisServer, free_port
 from kalaro.proto import subjects
+from kalaro.proto.endpoints import Endpoint
 from kalaro.proto.wallet import HoldRequest, Payment, SettleHand
 from kalaro.settings import load_settings
 from kalaro.sql import create_engine
@@ -98,7 +99,7 @@ async def test_a_service_answers_health_readiness_and_metrics(
             hand_id=logs.hand_id.get(),
         )
 
-    service.add(f"probe.{unique}.seen", Probe, seen)
+    service.add(Endpoint(f"probe.{unique}.seen", Probe, Seen), seen)
     port = free_port()
     stop = asyncio.Event()
     own = await connect(nats_server.url, f"probe-{unique}")  # serve drains it at the end

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from kalaro.bus.redislink import (
+    RedisAddress,
     RedisError,
     RedisLink,
     RedisUnavailable,
     ResponseError,
     TlsOptions,
-    _Address,
 )
 from kalaro.devstack import ServerProcess, find_binary, free_port
 from tests.certificates import self_signed
@@ -271,7 +271,7 @@ async def test_an_unknown_master_name_says_so(group: _Group) -> None:
 
 
 def test_sentinel_urls() -> None:
-    address = _Address(
+    address = RedisAddress(
         "redis+sentinel://app:p%40ss@s1.example:26380,s2.example,[::1]:26381/main/3"
         "?sentinel_password=sp"
     )
@@ -279,9 +279,9 @@ def test_sentinel_urls() -> None:
     assert (address.master_name, address.db) == ("main", 3)
     assert (address.username, address.password) == ("app", "p@ss")
     assert (address.sentinel_password, address.tls) == ("sp", False)
-    assert _Address("rediss+sentinel://h:1/m").tls
+    assert RedisAddress("rediss+sentinel://h:1/m").tls
     with pytest.raises(ValueError, match="names sentinels and a master"):
-        _Address("redis+sentinel://h:26379/")
+        RedisAddress("redis+sentinel://h:26379/")
 
 
 # --- Redis's refusals, word for word ------------------------------------------------

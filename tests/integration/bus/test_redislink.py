@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kalaro.bus.redislink import RedisLink, RedisUnavailable, ResponseError, _Address
+from kalaro.bus.redislink import RedisAddress, RedisLink, RedisUnavailable, ResponseError
 from kalaro.devstack import RedisServer, free_port
 
 
@@ -136,16 +136,16 @@ async def test_database_number_and_unix_socket(redis_server: RedisServer, unique
 
 
 def test_urls() -> None:
-    plain = _Address("redis://127.0.0.1:6380/2")
+    plain = RedisAddress("redis://127.0.0.1:6380/2")
     assert (plain.host, plain.port, plain.db, plain.password) == ("127.0.0.1", 6380, 2, None)
-    secured = _Address("rediss://user:p%40ss@cache.example:6390?db=4")
+    secured = RedisAddress("rediss://user:p%40ss@cache.example:6390?db=4")
     assert (secured.tls, secured.username, secured.password, secured.db) == (
         True,
         "user",
         "p@ss",
         4,
     )
-    unix = _Address("unix:///run/redis.sock?db=1")
+    unix = RedisAddress("unix:///run/redis.sock?db=1")
     assert (unix.unix_path, unix.db) == ("/run/redis.sock", 1)
     with pytest.raises(ValueError, match="not a Redis URL"):
-        _Address("http://127.0.0.1:6379")
+        RedisAddress("http://127.0.0.1:6379")

@@ -34,7 +34,7 @@ async def _serve(nc: NATS, subject: str, replica: str) -> Service:
         await asyncio.sleep(0.01)
         return Sum(req.a + req.b, replica)
 
-    service.add(subject, Add, add)
+    service.add(Endpoint(subject, Add, Sum), add)
     await service.start(nc)
     return service
 
@@ -148,7 +148,7 @@ async def test_a_store_outage_is_unavailable_not_internal(nc: NATS, unique: str)
             raise ResponseError("LOADING Redis is loading the dataset in memory")
         raise KeyError("a bug")
 
-    service.add(f"{unique}.outage", Add, read)
+    service.add(Endpoint(f"{unique}.outage", Add, Sum), read)
     await service.start(nc)
     try:
         for a, code in ((1, "unavailable"), (2, "unavailable"), (3, "internal")):

@@ -21,8 +21,8 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer
 from kalaro.games.registry import rules_for
+from kalaro.proto import endpoints, subjects
 from kalaro.proto import errors as codes
-from kalaro.proto import subjects
 from kalaro.proto.engine import (
     Act,
     CancelHand,
@@ -349,8 +349,8 @@ async def test_while_the_stream_has_no_leader_the_outcome_goes_to_the_wallet_dir
         return req
 
     peers = Service("wallet-and-lobby")
-    peers.add(subjects.WALLET_SETTLE, SettleHand, settle)
-    peers.add(subjects.LOBBY_HAND_FINISHED, HandFinished, hand_finished)
+    peers.add(endpoints.WALLET_SETTLE, settle)
+    peers.add(endpoints.LOBBY_HAND_FINISHED, hand_finished)
     await peers.start(nc)
     try:
         replica = await workers.start("tongits")

@@ -25,9 +25,9 @@ from websockets.asyncio.client import ClientConnection
 from kalaro.bus.redislink import RedisLink
 from kalaro.devstack import NatsServer, RedisServer, free_port, wait_for_port
 from kalaro.settings import Settings, load_settings
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.bootstrap import build_deps, build_service
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from services.gateway.__main__ import server_config
 from services.gateway.app import create_app
 
@@ -112,7 +112,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     settings = stack_settings(nats_server, redis_server, tmp_path)
     engine = create_engine(settings.database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     deps = await build_deps(
         settings, engine=engine, redis=redis, nc=nc, throttle_prefix=f"test:{unique}:throttle:"
     )

@@ -108,3 +108,15 @@ async def test_a_prompt_body_is_served_and_the_connection_kept(world: World) -> 
         await asyncio.sleep(DEADLINE * 1.5)  # the deadline ended with the body
         client.writer.write(b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
         assert (await asyncio.wait_for(client.read_head(), 5)).startswith("HTTP/1.1 200 ")
+
+
+async def test_an_answer_given_before_the_body_is_not_followed_by_a_408(world: World) -> None:
+    # Over the body limit: refused (413) from the headers alone, while the client is
+    # still sending. The deadline then cuts the connection, without a 408 after the 413.
+    cut = TIMEOUTS.cut
+    head = f"{SIGN_IN}content-length: 100000\r\n\r\n".encode()
+    async with raw(world, head + b'{"email": ') as client:
+        answer = await asyncio.wait_for(client.reader.read(), DEADLINE + 5)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer
+    assert b"408" not in answer
+    assert TIMEOUTS.cut == cut + 1  # it was the deadline that closed it

@@ -27,9 +27,9 @@ from kalaro.bus.redislink import RedisLink
 from kalaro.bus.runner import connect
 from kalaro.devstack import NatsServer, RedisServer
 from kalaro.settings import Settings
-from kalaro.sql import create_engine, migrate
+from kalaro.sql import create_engine
 from services.auth.bootstrap import build_deps, build_service
-from services.auth.schema import COMPONENT, MIGRATIONS
+from services.auth.schema import migrate_auth
 from tests.integration.gateway.test_auth_gateway import PASSWORD, gateway, stack_settings
 
 LIMITS: dict[str, Any] = {
@@ -88,7 +88,7 @@ async def two(
     nc = own_nc
     settings = stack_settings(nats_server, redis_server, tmp_path, **LIMITS)
     engine = create_engine(settings.database_url)
-    await migrate(engine, COMPONENT, MIGRATIONS)
+    await migrate_auth(engine)
     services = []
     for _ in range(2):  # two replicas, one Redis: neither keeps a limit of its own
         deps = await build_deps(

@@ -16,6 +16,7 @@ from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto import subjects
 from kalaro.proto.wallet import HoldRequest
+from services.lobby import handlers
 from services.lobby.tables import Lobby, TableRecord
 from tests.integration.lobby.harness import LobbyHarness, commitment, eventually, refused
 
@@ -98,7 +99,7 @@ async def test_racing_deals_on_two_replicas_deal_once(
         lobby.peers.delay = 0.05  # keep the winner's deal in flight while others try
         deal = lb.Deal(caller=lobby.host, table_id=table.table_id)
         outcomes = await asyncio.gather(
-            *(r.deal(deal) for r in [lobby.lobby, replica] * 3), return_exceptions=True
+            *(handlers.deal(deal, r) for r in [lobby.lobby, replica] * 3), return_exceptions=True
         )
     finally:
         await other_nc.drain()

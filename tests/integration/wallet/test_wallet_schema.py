@@ -1,38 +1,16 @@
-"""The schema on a real database: migrations, the Core tables, constraints, and the audit."""
+"""The schema on a real database: constraints, and the audit. (Its migrations, and that
+they build what the Core tables describe: ``tests/integration/migrations``.)"""
 
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import inspect, text, update
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.proto.wallet import HoldRequest, Payment
 from services.wallet import ledger
-from services.wallet.schema import accounts, metadata, migrate_wallet, migrations
-
-
-async def test_migrations_run_once_and_match_the_core_tables(engine: AsyncEngine) -> None:
-    latest = migrations(engine.dialect.name)[-1].version
-    assert await migrate_wallet(engine) == latest  # a second run is a no-op
-    async with engine.connect() as conn:
-        applied = (
-            await conn.execute(
-                text("SELECT version FROM schema_migrations WHERE component = 'wallet'")
-            )
-        ).scalars()
-        assert list(applied) == [m.version for m in migrations(engine.dialect.name)]
-
-        def columns(sync_conn: object) -> dict[str, set[str]]:
-            inspector = inspect(sync_conn)
-            return {
-                t.name: {c["name"] for c in inspector.get_columns(t.name)}
-                for t in metadata.sorted_tables
-            }
-
-        in_database = await conn.run_sync(columns)
-    # The queries use the Core tables; the database was built by the SQL migrations.
-    assert in_database == {t.name: {c.name for c in t.columns} for t in metadata.sorted_tables}
+from services.wallet.schema import accounts
 
 
 async def test_database_refuses_a_negative_available_balance(engine: AsyncEngine) -> None:

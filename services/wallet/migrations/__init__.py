@@ -1,0 +1,2 @@
+"""The wallet's Alembic environment (``env.py``) and revisions (``versions/``), run by
+:func:`services.wallet.schema.migrate_wallet`."""
