@@ -143,7 +143,7 @@ async def sit(req: Sit, lobby: Lobby) -> TableInfo:
     _, rec = await lobby.store.load(req.table_id)
     rules.sit_seat(rec, caller, req.seat, req.invite_code, now)
     access.require_verified_for_bets(rec.info, caller)
-    await lobby.ranked.check_rating(req, rec.info)  # a host's minimum rating (issue 34)
+    await lobby.ranked.check_sit(req, rec.info)  # frozen? a minimum rating? (issue 34)
     change = partial(rules.sit, caller=caller, seat=req.seat, invite_code=req.invite_code, now=now)
     # Sitting with a bet: only if the balance covers this table on top of every other
     # table where the caller sits with one (see services.lobby.stakes).

@@ -1,4 +1,5 @@
-"""How the lobby learns a player's rating for a table's minimum rating (issue 34).
+"""What the lobby asks the ranked service (issue 34): a player's rating, for a table's
+minimum rating, and their standing (a frozen account may not sit anywhere).
 
 The ranked service answers a player's per-game ratings. Until its contract is on this
 branch, the request and the few reply fields the lobby reads are declared here as a
@@ -41,6 +42,19 @@ class Ratings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 RANKED_GET_RATINGS = Endpoint(RANKED_GET_RATINGS_SUBJECT, GetRatings, Ratings, idempotent=True)
+
+
+class GetStanding(msgspec.Struct, frozen=True, kw_only=True):
+    user_id: str
+
+
+class Standing(msgspec.Struct, frozen=True, kw_only=True):
+    user_id: str
+    frozen: bool = False  # an admin froze the account: it may not sit or queue
+    barred: bool = False  # barred from ranked play (the queue refuses; sits are fine)
+
+
+RANKED_STANDING = Endpoint("ranked.standing.get", GetStanding, Standing, idempotent=True)
 # --------------------------------------------------------------------------------------
 
 #: What the lobby asks: the player's rating in one game (None: not rated yet).
@@ -64,13 +78,36 @@ async def rating_of(nc: NATS, user_id: str, game: str, *, timeout: float = 2.0) 
     return None
 
 
+#: What the lobby asks before a sit: is the account frozen?
+FrozenCheck = Callable[[str], Awaitable[bool]]
+
+
+async def is_frozen(nc: NATS, user_id: str, *, timeout: float = 2.0) -> bool:
+    """Whether an admin froze ``user_id`` (issue 34's fair play).
+
+    The ranked service not answering lets the sit through (logged): ordinary tables do
+    not stop working when ranked play is down, and a freeze also ends the account's
+    sessions' use of the queue there. A frozen account found later is refused then.
+    """
+    try:
+        standing = await request(nc, RANKED_STANDING, GetStanding(user_id=user_id), timeout=timeout)
+    except RemoteError as exc:
+        log.warning("standing of %s not available, sit allowed: %s", user_id, exc)
+        return False
+    return standing.frozen
+
+
 class MemoryRatings:
     """The in-memory twin of the ranked service's ratings, for the unit tier."""
 
     def __init__(self, ratings: dict[tuple[str, str], float] | None = None) -> None:
         self.ratings = dict(ratings or {})
         self.asked: list[tuple[str, str]] = []
+        self.frozen: set[str] = set()
 
     async def __call__(self, user_id: str, game: str) -> float | None:
         self.asked.append((user_id, game))
         return self.ratings.get((user_id, game))
+
+    async def is_frozen(self, user_id: str) -> bool:
+        return user_id in self.frozen

@@ -40,7 +40,7 @@ from kalaro.proto.lobby import (
 )
 from services.lobby import access, ranked, rules
 from services.lobby.dealing import Dealer
-from services.lobby.ranked_ratings import RatingOf
+from services.lobby.ranked_ratings import FrozenCheck, RatingOf
 from services.lobby.records import CLOSED, TableRecord
 from services.lobby.stakes import Stakes
 from services.lobby.store import TableStore
@@ -68,6 +68,7 @@ class RankedTables:
         *,
         clock: Callable[[], float],
         rating_of: RatingOf,
+        is_frozen: FrozenCheck,
         auth_timeout: float = 5.0,
     ) -> None:
         self._nc = nc
@@ -77,6 +78,7 @@ class RankedTables:
         self._dealer = dealer
         self._clock = clock
         self._rating_of = rating_of
+        self._is_frozen = is_frozen
         self._auth_timeout = auth_timeout
         self._matches = f"{prefix}ranked-match:"
         self.clocks = f"{prefix}ranked-clocks"
@@ -143,11 +145,18 @@ class RankedTables:
 
     # --- min rating at a host's table ------------------------------------------------------
 
-    async def check_rating(self, req: Sit, info: TableInfo) -> None:
-        """Refuses a Sit below the table's minimum rating (unknown counts as starting)."""
-        if info.min_rating is None or rules.seat_of(info, req.caller.user_id) is not None:
+    async def check_sit(self, req: Sit, info: TableInfo) -> None:
+        """Refuses a Sit by a frozen account, or below the table's minimum rating
+        (unknown counts as starting). Bots are neither rated nor frozen."""
+        caller = req.caller
+        if "bot" in caller.roles or rules.seat_of(info, caller.user_id) is not None:
             return
-        ranked.require_rating(info, await self._rating_of(req.caller.user_id, info.game))
+        if await self._is_frozen(caller.user_id):
+            raise ServiceError(
+                codes.FORBIDDEN, "this account is frozen by an admin: it cannot sit at tables"
+            )
+        if info.min_rating is not None:
+            ranked.require_rating(info, await self._rating_of(caller.user_id, info.game))
 
     # --- dealing by itself -------------------------------------------------------------
 

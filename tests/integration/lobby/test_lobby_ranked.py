@@ -19,7 +19,15 @@ from kalaro.proto import errors as codes
 from kalaro.proto import lobby as lb
 from kalaro.proto.auth import GetProfile, UserProfile
 from services.lobby import handlers, ranked
-from services.lobby.ranked_ratings import RANKED_GET_RATINGS, GameRating, GetRatings, Ratings
+from services.lobby.ranked_ratings import (
+    RANKED_GET_RATINGS,
+    RANKED_STANDING,
+    GameRating,
+    GetRatings,
+    GetStanding,
+    Ratings,
+    Standing,
+)
 from services.lobby.records import TableRecord
 from tests.integration.lobby.harness import LobbyHarness, refused
 
@@ -29,13 +37,18 @@ class Others:
     """Auth's profiles and the ranked service's ratings, as the lobby asks for them."""
 
     bots: set[str] = field(default_factory=set)
+    frozen: set[str] = field(default_factory=set)
     ratings: dict[str, float] = field(default_factory=dict)  # tongits ratings by user id
 
     def service(self) -> Service:
         service = Service("lobby-ranked-test-peers")
         service.add(endpoints.AUTH_PROFILE, self._profile)
         service.add(RANKED_GET_RATINGS, self._ratings)
+        service.add(RANKED_STANDING, self._standing)
         return service
+
+    async def _standing(self, req: GetStanding) -> Standing:
+        return Standing(user_id=req.user_id, frozen=req.user_id in self.frozen)
 
     async def _profile(self, req: GetProfile) -> UserProfile:
         if req.user_id.startswith("ghost"):
@@ -222,3 +235,19 @@ async def test_a_minimum_rating_refuses_a_lower_player_and_counts_unknown_as_sta
     await refused(
         codes.FORBIDDEN, lobby.call(subjects.LOBBY_SET_MIN_RATING, not_host, lb.TableInfo)
     )
+
+
+async def test_a_frozen_account_sits_nowhere(lobby: LobbyHarness, others: Others) -> None:
+    ana, ben = lobby.user("Ana"), lobby.user("Ben")
+    others.frozen.add(ana.user_id)
+    table = (await lobby.create("tongits", 0)).table
+    message = await refused(codes.FORBIDDEN, lobby.sit(ana, table.table_id))
+    assert "frozen" in message
+    assert (await lobby.sit(ben, table.table_id)).seats[0] is not None
+
+
+async def test_without_the_ranked_service_a_sit_still_works(lobby: LobbyHarness) -> None:
+    # No stand-in answers ranked.standing.get here: ordinary play goes on.
+    table = (await lobby.create("tongits", 0)).table
+    sat = await lobby.sit(lobby.user("Ana"), table.table_id)
+    assert sat.seats[0] is not None

@@ -146,13 +146,30 @@ def test_a_rating_below_the_minimum_is_refused_and_unknown_counts_as_the_start()
 
 async def test_the_sit_asks_the_ratings_twin_for_the_tables_game() -> None:
     twin = MemoryRatings({("u_ana", "tongits"): 1400.0, ("u_ben", "mahjong"): 2000.0})
-    deps = RankedTables(*(cast(Any, None),) * 5, "p:", clock=lambda: NOW, rating_of=twin)
+    deps = _deps(twin)
     info = replace(record().info, min_rating=1300)
-    await deps.check_rating(Sit(caller=ANA, table_id="t1"), info)
+    await deps.check_sit(Sit(caller=ANA, table_id="t1"), info)
     with pytest.raises(ServiceError) as error:  # Ben's rating is in another game
-        await deps.check_rating(Sit(caller=BEN, table_id="t1"), info)
+        await deps.check_sit(Sit(caller=BEN, table_id="t1"), info)
     assert error.value.code == codes.RATING_TOO_LOW
     assert twin.asked == [("u_ana", "tongits"), ("u_ben", "tongits")]
-    await deps.check_rating(Sit(caller=CRIS, table_id="t1"), replace(info, min_rating=None))
-    await deps.check_rating(Sit(caller=ANA, table_id="t1"), seated(record(), ANA).info)
-    assert len(twin.asked) == 2  # no minimum, or already seated: nobody asked
+    await deps.check_sit(Sit(caller=CRIS, table_id="t1"), replace(info, min_rating=None))
+    await deps.check_sit(Sit(caller=ANA, table_id="t1"), seated(record(), ANA).info)
+    await deps.check_sit(Sit(caller=BOT, table_id="t1"), info)
+    assert len(twin.asked) == 2  # no minimum, already seated, or a bot: nobody asked
+
+
+def _deps(twin: MemoryRatings) -> RankedTables:
+    nothing = cast(Any, None)
+    return RankedTables(
+        *(nothing,) * 5, "p:", clock=lambda: NOW, rating_of=twin, is_frozen=twin.is_frozen
+    )
+
+
+async def test_a_frozen_account_sits_nowhere() -> None:
+    twin = MemoryRatings()
+    twin.frozen.add(ANA.user_id)
+    with pytest.raises(ServiceError) as error:
+        await _deps(twin).check_sit(Sit(caller=ANA, table_id="t1"), record().info)
+    assert error.value.code == codes.FORBIDDEN and "frozen" in error.value.message
+    await _deps(twin).check_sit(Sit(caller=BEN, table_id="t1"), record().info)
