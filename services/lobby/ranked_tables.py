@@ -101,6 +101,11 @@ class RankedTables:
                 await self._seat(rec.info, index, caller)
         except Exception:
             await self._writer.update(table_id, ranked.abandoned)
+            # A retry racing an attempt still seating (each counts the other's seats
+            # against the players' balances): the one that opened answers for both.
+            done = await redis.get(key)
+            if done is not None:
+                return RankedTableOpened(table_id=done.decode())
             raise
         if not await redis.execute("SET", key, table_id, "NX", "PX", MATCH_TTL_MS):
             # A retry of this match opened its table first: keep that one.

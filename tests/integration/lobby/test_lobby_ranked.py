@@ -7,6 +7,7 @@ ratings, both on the test's nats-server.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -251,3 +252,23 @@ async def test_without_the_ranked_service_a_sit_still_works(lobby: LobbyHarness)
     table = (await lobby.create("tongits", 0)).table
     sat = await lobby.sit(lobby.user("Ana"), table.table_id)
     assert sat.seats[0] is not None
+
+
+async def test_racing_retries_of_one_match_answer_one_table(
+    lobby: LobbyHarness, others: Others
+) -> None:
+    lobby.peers.balance_delay = 0.05  # widen the race
+    players = tuple(lobby.user(n).user_id for n in ("Ana", "Ben", "Cris"))
+    message = lb.OpenRankedTable(game="tongits", bet=10, players=players, match_id="race")
+    answers = await asyncio.gather(
+        *(request(lobby.nc, endpoints.LOBBY_OPEN_RANKED, message, timeout=10) for _ in range(3)),
+        return_exceptions=True,
+    )
+    opened = {a.table_id for a in answers if isinstance(a, lb.RankedTableOpened)}
+    assert len(opened) == 1, answers
+    assert all(isinstance(a, lb.RankedTableOpened) for a in answers), answers
+    [table_id] = opened
+    assert (await lobby.get(table_id)).status == "waiting"
+    # Every other table opened on the way was cancelled with nobody at it.
+    others_opened = [t for t in _all_tables(lobby) if t.ranked and t.table_id != table_id]
+    assert all(t.status == "cancelled" and not any(t.seats) for t in others_opened)
