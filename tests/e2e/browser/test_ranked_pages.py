@@ -12,18 +12,26 @@ Everything else (accounts, tables, the socket) is the real stack.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import nats
 import pytest
 
+from kalaro.bus import request
+from kalaro.proto import endpoints
+from kalaro.proto.lobby import OpenRankedTable
 from tests.e2e.browser.axe import assert_accessible
 from tests.e2e.browser.conftest import PHONE
-from tests.e2e.browser.pages import create_table, shot, sign_in, sign_up
+from tests.e2e.browser.pages import PASSWORD, create_table, shot, sign_in, sign_up
 from tests.e2e.browser.test_history import no_sideways_scroll
+from tests.e2e.stack import Stack
+from tests.e2e.tables import signed_up
 
 expect = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed").expect
 
@@ -309,3 +317,55 @@ def test_fair_play_is_for_admins_only(new_page: Any) -> None:
     sign_up(page, f"nosy-{uuid.uuid4().hex[:8]}@example.com", "Nosy")
     page.goto("/#/admin/fair-play")
     expect(page.locator("#app")).to_contain_text("This page is for admins.")
+
+
+def _ranked_table(stack: Stack, unique: str) -> tuple[str, list[str]]:
+    """Three new players and a ranked table the lobby opened for them (as the ranked
+    service will, on ``lobby.ranked.open``): its id and the players' emails."""
+
+    async def open_one() -> tuple[str, list[str]]:
+        players = [await signed_up(stack, f"Rp{i}", unique) for i in range(3)]
+        ids = tuple([(await p.me()).user_id for p in players])
+        for client in players:
+            await client.close()
+        bus = await nats.connect(stack.nats.url)
+        try:
+            match = OpenRankedTable(game="tongits", bet=10, players=ids, match_id=unique)
+            opened = await request(bus, endpoints.LOBBY_OPEN_RANKED, match, timeout=10)
+        finally:
+            await bus.close()
+        return opened.table_id, [f"rp{i}-{unique}@example.com" for i in range(3)]
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, open_one()).result(timeout=120)
+
+
+def test_a_ranked_table_for_its_player_and_for_a_watcher(
+    new_page: Any, stack: Stack, screenshots: Path
+) -> None:
+    unique = uuid.uuid4().hex[:8]
+    table_id, emails = _ranked_table(stack, unique)
+    page = new_page(PHONE)
+    sign_in(page, emails[0], PASSWORD)
+    card = page.locator(f"#table-list li[data-table-id='{table_id}']")
+    expect(card).to_contain_text("ranked")
+    expect(card.locator("button", has_text="Sit")).to_have_count(0)  # the queue seats it
+    page.goto(f"/#/tables/{table_id}")
+    expect(page.locator("h1")).to_contain_text("ranked")
+    expect(page.locator("#waiting")).to_have_text(
+        re.compile(r"^Waiting for 3 players to tap Ready, by [\d:]{8} or the ranked table closes")
+    )
+    page.locator("#ready").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#ready")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#deal")).to_have_count(0)  # nobody deals a ranked table
+    no_sideways_scroll(page)
+    shot(page, screenshots, "77-ranked-table-waiting-phone")
+    assert_accessible(page, "a ranked table, waiting (phone)")
+
+    watcher = new_page(PHONE)
+    sign_up(watcher, f"rw-{unique}@example.com", "Watcher")
+    watcher.goto(f"/#/tables/{table_id}")
+    expect(watcher.locator("#watching")).to_have_text("Watching, 3 moves behind")
+    expect(watcher.locator("#sit")).to_have_count(0)
+    assert_accessible(watcher, "a ranked table, watched (phone)")
