@@ -91,7 +91,8 @@ export function render(root) {
   const account = h("input#act-user", { type: "text", required: true, maxlength: 128, autocomplete: "off" });
   const reason = h("input#act-reason", { type: "text", required: true, maxlength: 500 });
   const outcome = h("p#act-outcome", { role: "status" });
-  const buttons = ACTIONS.map(([action, label]) => h(`button${action === "warn" ? "" : ".danger"}.act`, {
+  // Bar and freeze in red; warn and the two that lift a sanction plain.
+  const buttons = ACTIONS.map(([action, label]) => h(`button${["bar-ranked", "freeze"].includes(action) ? ".danger" : ""}.act`, {
     type: "button", dataset: { action }, onclick: () => act(action, label),
   }, label));
   const form = h("form.act-form#act-form", { onsubmit: (e) => e.preventDefault() },

@@ -54,7 +54,7 @@ export function view(state) {
   const outside = me && !top.some((r) => r.user_id === me.user_id);
   return h("div", {},
     place,
-    h("div.table-scroll", { tabindex: "0", role: "group", "aria-labelledby": "leaderboard-caption" },
+    h("div.panel.board-panel", {}, h("div.table-scroll", { tabindex: "0", role: "group", "aria-labelledby": "leaderboard-caption" },
       h("table.history.leaderboard#leaderboard", {},
         h("caption#leaderboard-caption.sr-only", {}, `${name} leaderboard, ${state.period === "week" ? "this week" : "all time"}: the top ${top.length}`),
         h("thead", {}, h("tr", {},
@@ -64,7 +64,7 @@ export function view(state) {
           h("th", { scope: "col" }, "Tier"),
           h("th.num", { scope: "col" }, "Hands"))),
         h("tbody", {}, top.map((r) => row(r, me))),
-        outside ? h("tbody.my-row", {}, row(me, me)) : null)));
+        outside ? h("tbody.my-row", {}, row(me, me)) : null))));
 }
 
 export function render(root) {

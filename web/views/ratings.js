@@ -22,16 +22,17 @@ export function view(ratings, mine) {
       h("caption#ratings-caption.sr-only", {}, "Ranked rating per game"),
       h("thead", {}, h("tr", {},
         h("th", { scope: "col" }, "Game"),
-        h("th.num", { scope: "col" }, "Rating"),
-        h("th.num", { scope: "col", title: "How sure the rating is: smaller is surer" }, "Uncertainty"),
-        h("th", { scope: "col" }, "Tier"),
+        h("th.num", { scope: "col" }, "Rating (tier)"),
+        // "±" on screen (a phone has no room for the word), the word for screen readers.
+        h("th.num", { scope: "col", title: "Uncertainty: how sure the rating is (smaller is surer)" },
+          h("span", { "aria-hidden": "true" }, "±"), h("span.sr-only", {}, "Uncertainty")),
         h("th.num", { scope: "col" }, "Hands"),
-        h("th.num", { scope: "col", title: "What the last ranked hand changed" }, "Last change"))),
+        h("th.num", { scope: "col", title: "What the last ranked hand changed" }, "Change"))),
       h("tbody", {}, games.map((g) => h("tr", { dataset: { game: g.game } },
         h("th", { scope: "row" }, GAMES[g.game] || g.game),
-        h("td.num.rating", {}, credits(g.rating)),
+        // The tier under the number: five columns fit a phone, six did not.
+        h("td.num.rating", {}, h("span.value", {}, credits(g.rating)), h("span.tier", {}, ` ${g.tier}`)),
         h("td.num", {}, `±${credits(Math.round(POINTS_PER_SIGMA * (g.sigma ?? 0)))}`),
-        h("td", {}, g.tier),
         h("td.num", {}, credits(g.hands)),
         h(`td.num.amount.last-change${g.last_change > 0 ? ".plus" : g.last_change < 0 ? ".minus" : ""}`, {},
           g.hands ? signed(g.last_change) : "—"))))));

@@ -224,7 +224,7 @@ def test_my_ratings_on_the_profile(new_page: Any, screenshots: Path) -> None:
     table = page.locator("#profile-ratings")
     expect(table).to_be_visible()
     cells = table.locator("tr[data-game='tongits'] th, tr[data-game='tongits'] td")
-    assert cells.all_inner_texts() == ["Tongits", "1,123", "±168", "Bronze", "12", "+14"]
+    assert cells.all_inner_texts() == ["Tongits", "1,123\nBronze", "±168", "12", "+14"]
     expect(table.locator("tr[data-game='mahjong'] td.last-change")).to_have_text("−9")
     expect(table.locator("tr[data-game='kawuxing'] td.last-change")).to_have_text("—")
     no_sideways_scroll(page)
