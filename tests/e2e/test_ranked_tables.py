@@ -122,3 +122,9 @@ async def test_a_minimum_rating_is_never_let_through_unchecked(stack: Stack, uni
         await player.sit(table.table_id)
     # The ranked service's answer (1,000 < 1,200), or, without it, no answer: no seat.
     assert refused.value.code in ("rating_too_low", "unavailable"), refused.value
+    # Only the host changes it; cleared, anyone sits.
+    with pytest.raises(ApiError) as not_host:
+        await player.set_min_rating(table.table_id, None)
+    assert not_host.value.status == 403
+    assert (await host.set_min_rating(table.table_id, None)).min_rating is None
+    assert (await player.sit(table.table_id)).seats[0] is not None
