@@ -242,6 +242,8 @@ export const addBot = (id, seat = null) => call("POST", `${t(id)}/bots`, { seat 
 export const createPractice = (game) => call("POST", "/api/practice", { game });
 
 // --- ranked play (issue 34) -------------------------------------------------------------
+// A host's public table: the rating a sit needs (null: anyone may sit).
+export const setMinRating = (id, min_rating) => call("POST", `${t(id)}/min-rating`, { min_rating });
 export const ratings = (userId) => call("GET", `/api/ratings/${encodeURIComponent(userId)}`);
 export const leaderboard = (game, period = "all") => call("GET", `/api/leaderboard${q({ game, period })}`);
 // The queue: {status: "waiting", waited_s} | {status: "seated", table_id} | {status: "idle"}.

@@ -349,6 +349,25 @@ export async function render(root, app) {
           if (await confirmDialog({ title: "Cancel the table?", body: "Closes the table now. A hand in progress is voided: no credits move.", confirm: "Cancel table", danger: true })) run("Cancel", () => api.cancelTable(tableId));
         } }, "Cancel table"),
       );
+      // Issue 34: the rating a sit needs, on a public table (0 or empty: anyone).
+      if (!t.private) {
+        host.push(h("button#min-rating", { type: "button", disabled: st.busy, onclick: async () => {
+          const given = await ask({
+            title: "Minimum rating",
+            label: "Rating a player needs to sit",
+            hint: "In this game; players not rated yet count as 1000. 0 lets anyone sit.",
+            confirm: "Save",
+            value: t.min_rating != null ? String(t.min_rating) : "0",
+          });
+          if (given === null) return;
+          const rating = Number(given);
+          if (!Number.isFinite(rating) || rating < 0 || rating > 10000) {
+            toast("Give a rating from 0 to 10000.", "error");
+            return;
+          }
+          run("Minimum rating", () => api.setMinRating(tableId, rating > 0 ? rating : null));
+        } }, t.min_rating != null ? `Min rating ${credits(t.min_rating)}` : "Min rating"));
+      }
       if (!canDeal && waiting) host.push(h("span.muted.small#deal-hint", {}, dealWhy));
     }
     return [
