@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from kalaro.games import mahjong as mj
-from kalaro.games import tiles
 from kalaro.games.tiles import KINDS, is_complete, is_suited, tile_kind_index
+from kalaro.games.tiles import complete as tiles_memo
 
 _TERMINALS_AND_HONOURS = {0, 8, 9, 17, 18, 26, *range(27, 34)}
 
@@ -175,8 +175,8 @@ def bench_is_complete(rng: random.Random, count: int, repeats: int) -> tuple[boo
         skipped += left_out
         arrays = [TilesConverter.to_34_array(to_136(hand)) for hand in hands]
         # Start our side cold, as a fresh worker would (the memo is private; a bench may).
-        tiles._suit_exact.clear()
-        tiles._honour_exact.clear()
+        tiles_memo._suit_exact.clear()
+        tiles_memo._honour_exact.clear()
         ours_times, theirs_times = interleaved(
             partial(_ours, hands, sets), partial(_theirs, Agari.is_agari, arrays), count, repeats
         )

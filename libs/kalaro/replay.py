@@ -44,27 +44,42 @@ def rules_of(record: HandRecord) -> tuple[GameRules, Any]:
     return rules, rules.options(record.options)
 
 
-def deal(record: HandRecord) -> tuple[GameRules, Any]:
-    """The rules and the hand as dealt: from the revealed seed and the entropy.
-    ``ValueError`` when the seed is not hex or the options are not the game's."""
-    rules, options = rules_of(record)
-    seed = derive_seed(bytes.fromhex(record.server_seed), record.entropy)
-    return rules, rules.new_hand(options, seed, record.dealer)
+def _seed(record: HandRecord) -> bytes:
+    """The deal's seed from the revealed server seed and the entropy; ``ValueError``
+    when the seed is not hex."""
+    return derive_seed(bytes.fromhex(record.server_seed), record.entropy)
 
 
 def replay(record: HandRecord) -> Iterator[Step]:
     """Every state of the hand in order: the deal, then the state after each recorded
-    action. Raises :class:`ReplayError` at the first action the rules refuse (what was
-    yielded before it stands)."""
-    rules, state = deal(record)
-    yield Step(None, state, ())
-    for index, (seat, action_json) in enumerate(record.actions):
+    action (:func:`kalaro.games.contract.replay_steps`, the one replay). Raises
+    :class:`ReplayError` at the first action the rules refuse (what was yielded before
+    it stands); ``ValueError`` when the seed is not hex or the options not the game's."""
+    rules, options = rules_of(record)
+    refused: list[ReplayError] = []
+
+    def moves() -> Iterator[tuple[int, Any]]:
+        for index, (seat, action_json) in enumerate(record.actions):
+            try:
+                yield seat, msgspec.convert(action_json, rules.action_type)
+            except msgspec.ValidationError as exc:
+                refused.append(ReplayError(index, seat, str(exc)))
+                return
+
+    steps = rules.replay_steps(options, _seed(record), moves(), record.dealer)
+    yielded = 0  # the deal, then one state per action applied
+    while True:
         try:
-            action = msgspec.convert(action_json, rules.action_type)
-            state, events = rules.apply(state, seat, action)
-        except (IllegalAction, msgspec.ValidationError) as exc:
-            raise ReplayError(index, seat, str(exc)) from None
+            seat, state, events = next(steps)
+        except StopIteration:
+            break
+        except IllegalAction as exc:
+            index = yielded - 1  # the action being applied
+            raise ReplayError(index, record.actions[index][0], str(exc)) from None
         yield Step(seat, state, tuple(events))
+        yielded += 1
+    if refused:
+        raise refused[0]
 
 
-__all__ = ["ReplayError", "Step", "deal", "replay", "rules_of"]
+__all__ = ["ReplayError", "Step", "replay", "rules_of"]

@@ -21,7 +21,7 @@ import re
 
 from email_validator import EmailNotValidError, validate_email
 
-from kalaro.bus import ServiceError
+from kalaro.errors import ServiceError
 from kalaro.proto import errors as codes
 
 MAX_EMAIL = 254

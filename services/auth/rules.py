@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal, NamedTuple
 
-from kalaro.bus import ServiceError
+from kalaro.errors import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import (
     BOT_EMAIL_DOMAIN,

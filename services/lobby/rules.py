@@ -16,7 +16,7 @@ from typing import Literal
 
 from msgspec.structs import replace
 
-from kalaro.bus import ServiceError
+from kalaro.errors import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.lobby import NO_SUCH_TABLE, Caller, RemovedPlayer, SeatInfo, TableInfo
 from services.lobby.records import (

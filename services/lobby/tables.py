@@ -1,14 +1,6 @@
 """The lobby's deps: :class:`Lobby` builds, once per process, what its handlers
-(:mod:`services.lobby.handlers`) work with.
-
-The rules are pure functions over :class:`~services.lobby.records.TableRecord`
-(:mod:`~services.lobby.rules`, :mod:`~services.lobby.hands`, :mod:`~services.lobby.access`,
-:mod:`~services.lobby.presence`, :mod:`~services.lobby.setup`), unit-tested without
-servers. The record lives in Redis behind the compare-and-set port
-:class:`~services.lobby.store.TableStore`; :class:`~services.lobby.writer.TableWriter`
-writes through it and publishes. The deal sequence, with its calls to the wallet and
-engine, is :class:`~services.lobby.dealing.Dealer`; practice tables and bots are
-:class:`~services.lobby.practice.Practice`.
+(:mod:`services.lobby.handlers`, where the rules and their order are described) work
+with: the table store and writer, the dealer, stakes, practice tables and chat limits.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from kalaro.bus.errors import ServiceError
+from kalaro.errors import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.wallet import Balance, CreditRequest, HoldRequest, HoldsPlaced, Payment
 

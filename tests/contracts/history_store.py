@@ -4,6 +4,13 @@ cursor, a game filter and a start time; voided hands listed as such."""
 
 from __future__ import annotations
 
+import pytest
+
+from kalaro.bus import ServiceError
+from kalaro.proto import errors as codes
+from kalaro.proto.history import GetStoredHand, ListHands
+from services.history import handlers
+from services.history.handlers import HistoryDeps
 from services.history.store import HandHistory
 from tests.integration.history.history_helpers import stored, voided
 
@@ -11,6 +18,7 @@ __all__ = [
     "test_duplicates_within_and_across_batches_are_stored_once",
     "test_pages_newest_first_with_a_cursor_and_a_game_filter",
     "test_since_bounds_a_page_and_voided_hands_are_listed",
+    "test_the_read_handlers_answer_from_the_store",
 ]
 
 
@@ -97,3 +105,19 @@ async def test_since_bounds_a_page_and_voided_hands_are_listed(
     # A finished record under the voided one's id changes nothing.
     await hands.store_hands([stored(unique, 2)])
     assert await hands.load_hand(f"{unique}.2") == voided(unique, 2).record
+
+
+async def test_the_read_handlers_answer_from_the_store(history: HistoryDeps, unique: str) -> None:
+    """The handlers over whichever store the deps hold: a page, a record, and their
+    refusals (a page size out of bounds, a hand history does not have)."""
+    await history.hands.store_hands([stored(unique, n) for n in range(3)])
+    listed = await handlers.list_hands(ListHands(user_id=f"{unique}-a", limit=2), history)
+    assert [h.hand_id for h in listed.hands] == [f"{unique}.2", f"{unique}.1"]
+    record = await handlers.get_hand(GetStoredHand(hand_id=f"{unique}.0"), history)
+    assert record == stored(unique, 0).record
+    with pytest.raises(ServiceError) as missing:
+        await handlers.get_hand(GetStoredHand(hand_id=f"{unique}.9"), history)
+    assert missing.value.code == codes.NOT_FOUND
+    with pytest.raises(ServiceError) as bad:
+        await handlers.list_hands(ListHands(user_id=f"{unique}-a", limit=0), history)
+    assert bad.value.code == codes.BAD_REQUEST

@@ -8,12 +8,16 @@ import pytest
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
+from kalaro.proto.wallet import Adjust, GetBalance, GetHistory, WelcomeGrant
+from services.wallet import handlers as h
 from services.wallet.books import Books
+from services.wallet.handlers import WalletDeps
 
 __all__ = [
     "test_a_keyed_adjustment_happens_once_and_a_reused_key_is_refused",
     "test_adjustments_need_an_account_and_never_take_more_than_available",
     "test_history_pages_newest_first",
+    "test_the_handlers_grant_adjust_and_list_through_the_books",
     "test_the_welcome_grant_is_paid_once",
 ]
 
@@ -82,3 +86,25 @@ async def test_history_pages_newest_first(ledger: Books, unique: str) -> None:
     assert [(e.kind, e.amount) for e in rest.entries] == [("welcome", 100)]
     assert rest.next_before is None
     assert (await ledger.history(f"{unique}-nobody")).entries == ()
+
+
+async def test_the_handlers_grant_adjust_and_list_through_the_books(
+    wallet: WalletDeps, unique: str
+) -> None:
+    """The request handlers over whichever books the deps hold: the welcome grant is the
+    settings' amount, once; an admin's grant shows in the balance and the entries."""
+    me, admin = f"{unique}-a", f"{unique}-admin"
+    amount = wallet.settings.welcome_grant
+    first = await h.welcome(WelcomeGrant(user_id=me), wallet)
+    again = await h.welcome(WelcomeGrant(user_id=me), wallet)
+    assert (first.granted, first.amount, again.granted) == (True, amount, False)
+    adjusted = await h.adjust(
+        Adjust(admin_id=admin, user_id=me, amount=25, reason="prize", request_key="r1"), wallet
+    )
+    assert adjusted.balance.balance == amount + 25
+    assert await h.balance(GetBalance(user_id=me), wallet) == adjusted.balance
+    entries = (await h.history(GetHistory(user_id=me, limit=10), wallet)).entries
+    assert [(e.kind, e.amount) for e in entries] == [("grant", 25), ("welcome", amount)]
+    with pytest.raises(ServiceError) as bad:
+        await h.history(GetHistory(user_id=me, limit=0), wallet)
+    assert bad.value.code == codes.BAD_REQUEST

@@ -24,8 +24,8 @@ from typing import Any
 from msgspec.structs import replace
 
 from kalaro.games.cards import card_index
-from kalaro.games.kawuxing import engine as kawuxing_engine
-from kalaro.games.mahjong import engine as mahjong_engine
+from kalaro.games.kawuxing import offers as kawuxing_offers
+from kalaro.games.mahjong import wins as mahjong_wins
 from kalaro.games.tiles import is_flower, sort_key
 
 Redeal = Callable[[Any, int | None, random.Random], Any]
@@ -114,8 +114,8 @@ def _tiles(
 
 def _mahjong_offers(alt: Any, call: Any) -> Any:
     if call.robbing:
-        return mahjong_engine._rob_offers(alt, call.discarder, call.tile)
-    return mahjong_engine._claim_offers(alt, call.discarder, call.tile)
+        return mahjong_wins.rob_offers(alt, call.discarder, call.tile)
+    return mahjong_wins.claim_offers(alt, call.discarder, call.tile)
 
 
 def _mahjong_secret(alt: Any, s: int, rng: random.Random) -> Any:
@@ -130,7 +130,7 @@ def _mahjong(state: Any, seat: int | None, rng: random.Random) -> Any:
 
 
 def _kawuxing_offers(alt: Any, call: Any) -> Any:
-    return kawuxing_engine._claim_offers(
+    return kawuxing_offers.claim_offers(
         alt, call.discarder, call.tile, robbing=call.robbing, after_kong=call.after_kong
     )
 

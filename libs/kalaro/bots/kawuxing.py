@@ -115,8 +115,8 @@ class SmartKaWuXing:
             return None
         if DeclareWin() in legal:
             return DeclareWin()
-        if Claim("win") in legal:
-            return Claim("win")
+        if Claim(kind="win") in legal:
+            return Claim(kind="win")
         if view.phase == "calls":
             return self._claim(view, legal)
         if view.phase == "draw":

@@ -90,8 +90,8 @@ class SmartMahjong:
             return None
         if DeclareWin() in legal:
             return DeclareWin()
-        if Claim("mahjong") in legal:
-            return Claim("mahjong")
+        if Claim(kind="mahjong") in legal:
+            return Claim(kind="mahjong")
         if view.phase == "calls":
             return self._claim(view, legal)
         if view.phase == "draw":

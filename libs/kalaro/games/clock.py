@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 
-class Clock(msgspec.Struct, frozen=True):
+class Clock(msgspec.Struct, frozen=True, kw_only=True):
     """The timer running now, as a view shows it: ``kind`` (``"turn"``, ``"call"``,
     ``"fight_or_fold"``), the seats it waits on (of a private window such as a tile
     game's call window, only the viewer's own seat), and ``seconds``, the window's

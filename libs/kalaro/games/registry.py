@@ -1,28 +1,47 @@
-"""The games the platform can deal, behind one typed contract.
+"""The games the platform can deal, each behind the contract of :mod:`kalaro.games.contract`.
 
-Every game package is a :class:`GameModule`: it exports the same pure functions
-(``new_hand``, ``legal_actions``, ``apply``, ``view``, ``result``, ``to_act``,
-``pending_timer``, ``is_over``, ``event_for``, ``options_for``, ``max_loss_units``,
-``away_seats``), its types (``State``, ``Options``, ``TimeOut``, the action decoder) and
-its own facts (``NAME``, ``SEATS``, ``RULESETS``, ``dealt``, ``secrets``, ``winners``),
-so nothing here or in the callers special-cases a game by name. Every game's ``View``
-has the same envelope (:class:`ViewEnvelope`: ``seat``, ``to_act``, ``legal``) around
-its own fields. mypy checks each package against the protocol (the ``TYPE_CHECKING``
+:func:`rules_for` gives a :class:`Game`: one game package (a
+:class:`~kalaro.games.contract.GameModule`) with the helpers every caller needs, so the
+lobby, the engine worker, the verifier and the bots handle any game the same way and
+nothing special-cases a game by name. Adding a game is a new package plus one line in
+:data:`_PACKAGES`; mypy checks each package against the protocol (the ``TYPE_CHECKING``
 block at the bottom).
-
-:class:`Game` wraps one package for the lobby, the engine worker, the verifier and the
-bots, which handle any game the same way. Adding a game is a new package plus one line
-in :data:`_PACKAGES`.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
 
 import msgspec
+
+from kalaro.games.contract import (
+    A,
+    Board,
+    E,
+    GameModule,
+    O,
+    R_co,
+    S,
+    SeatBoard,
+    Secrets,
+    V_co,
+    replay,
+    replay_steps,
+)
+
+__all__ = [
+    "Board",
+    "Game",
+    "GameRules",
+    "SeatBoard",
+    "Secrets",
+    "UnknownGame",
+    "game_names",
+    "rules_for",
+]
 
 # game name -> the package that is its GameModule (imported on first use)
 _PACKAGES: dict[str, str] = {
@@ -31,129 +50,34 @@ _PACKAGES: dict[str, str] = {
     "kawuxing": "kalaro.games.kawuxing",
 }
 
-S = TypeVar("S")  # the State
-A = TypeVar("A")  # an action (the package's action union or base)
-O = TypeVar("O")  # noqa: E741 - the Options
-E = TypeVar("E")  # an event
-R_co = TypeVar("R_co", covariant=True)  # the Result, or None
-
-
-class ViewEnvelope(Protocol):
-    """What every game's View says the same way, whatever else it shows."""
-
-    @property
-    def seat(self) -> int | None: ...  # whose view (None: the audience)
-    @property
-    def to_act(self) -> tuple[int, ...]: ...  # seats the hand waits on, as far as it may know
-    @property
-    def legal(self) -> tuple[Any, ...]: ...  # the seat's legal actions (none for the audience)
-
-
-V_co = TypeVar("V_co", covariant=True, bound=ViewEnvelope)  # the View
-
-
-class SeatBoard(msgspec.Struct, frozen=True, kw_only=True):
-    """One seat's public part of the table: what a replay draws for it."""
-
-    hand_size: int
-    melds: tuple[tuple[str, ...], ...]  # each meld's cards or tiles (a hidden one: none)
-    discards: tuple[str, ...] = ()  # its own discards (tile games)
-    flowers: tuple[str, ...] = ()
-
-
-class Board(msgspec.Struct, frozen=True, kw_only=True):
-    """The table as one View shows it, in the same shape for every game (the replay)."""
-
-    turn: int
-    stock: int  # cards or tiles left to draw
-    hand: tuple[str, ...]  # the viewer's concealed cards or tiles
-    seats: tuple[SeatBoard, ...]
-    pile: tuple[str, ...] = ()  # a shared discard pile (Tongits)
-
-
-class Secrets(NamedTuple):
-    """The names a state holds out of sight, for secrecy checks.
-
-    ``seats[s]`` is what seat ``s`` holds concealed; ``hidden`` is what no seat sees (the
-    stock or wall); ``face_up`` is what everyone sees. A name in ``face_up`` or in the
-    viewer's own ``seats`` entry is not a secret to that viewer (Mahjong tiles come four of
-    a kind, so a kind in sight anywhere is never checked by name). ``known[s]`` are other
-    names seat ``s`` is told (a Ka Wu Xing seat's own waits name kinds, not tiles held).
-    """
-
-    seats: tuple[frozenset[str], ...]
-    hidden: frozenset[str]
-    face_up: frozenset[str]
-    known: tuple[frozenset[str], ...] = ()
-
-    def forbidden(self, viewer: int | None) -> frozenset[str]:
-        """The names ``viewer`` (``None``: the audience) must not be shown."""
-        others = frozenset().union(*(h for s, h in enumerate(self.seats) if s != viewer))
-        own = self.seats[viewer] if viewer is not None else frozenset()
-        if viewer is not None and self.known:
-            own |= self.known[viewer]
-        return (others | self.hidden) - self.face_up - own
-
-
-class GameModule(Protocol[S, A, O, V_co, R_co, E]):
-    """What a game package exports: the pure rules plus the facts about the game."""
-
-    # Read-only (properties), so a module's constants and classes match covariantly.
-    @property
-    def NAME(self) -> str: ...
-    @property
-    def SEATS(self) -> int: ...
-    @property
-    def State(self) -> type[S]: ...
-    @property
-    def Options(self) -> type[O]: ...
-    @property
-    def View(self) -> type[V_co]: ...
-    @property
-    def RULESETS(self) -> Mapping[str, O]: ...
-    @property
-    def TimeOut(self) -> Callable[[], A]: ...
-    @property
-    def ACTION_JSON_DECODER(self) -> msgspec.json.Decoder[Any]: ...
-
-    def options_for(self, ruleset: str, **overrides: Any) -> O: ...
-    def max_loss_units(self, options: O) -> int: ...
-    def new_hand(self, options: O, seed: bytes, dealer: int | None = None) -> S: ...
-    def legal_actions(self, state: S, seat: int) -> list[A]: ...
-    def apply(self, state: S, seat: int, action: A) -> tuple[S, list[E]]: ...
-    def view(self, state: S, seat: int | None) -> V_co: ...
-    def result(self, state: S) -> R_co: ...  # None until the hand is over
-    def to_act(self, state: S) -> list[int]: ...
-    def pending_timer(self, state: S) -> Any: ...
-    def is_over(self, state: S) -> bool: ...
-    def event_for(self, event: E, seat: int | None) -> E | None: ...
-    def away_seats(self, state: S) -> tuple[int, ...]: ...
-    def dealt(self, state: S) -> tuple[tuple[str, ...], ...]: ...
-    def secrets(self, state: S) -> Secrets: ...
-    def board(self, view: Any) -> Board: ...  # the table as ``view`` shows it
-    def winners(self, result: Any) -> tuple[int, ...]: ...  # seats that won a Result
-
-
-AnyGameModule = GameModule[Any, Any, Any, Any, Any, Any]
-
 
 class UnknownGame(ValueError):
     pass
 
 
-class Game:
-    """One registered game: its package's contract, plus the helpers every caller needs."""
+class Game(Generic[S, A, O, V_co, R_co, E]):
+    """One registered game: its package's contract, typed by it, plus shared helpers.
 
-    def __init__(self, module: AnyGameModule, action_type: Any, result_type: type[Any]) -> None:
+    The package's functions are bound as they are (``game.apply(state, seat, action)``),
+    typed by :class:`~kalaro.games.contract.GameModule`; a game looked up by name
+    (:func:`rules_for`) is ``Game[Any, ...]``, one imported directly keeps its types.
+    """
+
+    def __init__(
+        self,
+        module: GameModule[S, A, O, V_co, R_co, E],
+        action_type: Any,
+        result_type: type[Any],
+    ) -> None:
         self.module = module
         self.name = module.NAME
         self.seats = module.SEATS
-        self.options_type: type[Any] = module.Options
-        self.state_type: type[Any] = module.State
+        self.options_type = module.Options
+        self.state_type = module.State
         self.action_type = action_type  # the tagged union of the game's actions
-        self.view_type: type[Any] = module.View
+        self.view_type = module.View
         self.result_type = result_type
-        self.rulesets: Mapping[str, Any] = module.RULESETS
+        self.rulesets = module.RULESETS
         # The pure functions, straight from the package (typed by the protocol).
         self.options_for = module.options_for
         self.max_loss_units = module.max_loss_units
@@ -172,12 +96,24 @@ class Game:
         self.board = module.board
         self.winners = module.winners
         self.time_out = module.TimeOut  # the game's TimeOut action
-        self.decode_action: Callable[[bytes | str], Any] = module.ACTION_JSON_DECODER.decode
+        self.decode_action: Callable[[bytes | str], A] = module.ACTION_JSON_DECODER.decode
 
     def __repr__(self) -> str:
         return f"Game({self.name!r})"
 
-    def options(self, options: dict[str, Any]) -> Any:
+    def replay(
+        self, options: O, seed: bytes, moves: Iterable[tuple[int, A]], dealer: int | None = None
+    ) -> S:
+        """The state after ``moves`` from the deal of ``seed`` (:func:`contract.replay`)."""
+        return replay(self.module, options, seed, moves, dealer)
+
+    def replay_steps(
+        self, options: O, seed: bytes, moves: Iterable[tuple[int, A]], dealer: int | None = None
+    ) -> Iterator[tuple[int | None, S, Sequence[E]]]:
+        """Every state from the deal of ``seed`` on (:func:`contract.replay_steps`)."""
+        return replay_steps(self.module, options, seed, moves, dealer)
+
+    def options(self, options: dict[str, Any]) -> O:
         """Options from a table's stored dict: ``{"ruleset": ..., <house rules>...}``.
 
         Raises ``ValueError`` with a message for players on an unknown ruleset or option.
@@ -188,18 +124,19 @@ class Game:
             raise ValueError("ruleset must be a name")
         return self.options_for(ruleset, **values)
 
-    def options_dict(self, options: Any) -> dict[str, Any]:
+    def options_dict(self, options: O) -> dict[str, Any]:
         """The full options as plain data (what the lobby shows and stores)."""
         data: dict[str, Any] = msgspec.to_builtins(options)
         return data
 
 
+AnyGame = Game[Any, Any, Any, Any, Any, Any]
 # The old name; kept so existing imports read on.
-GameRules = Game
+GameRules = AnyGame
 
 
 @cache
-def rules_for(game: str) -> Game:
+def rules_for(game: str) -> AnyGame:
     """The rules of ``game``; :class:`UnknownGame` for a name we do not deal."""
     try:
         package_name = _PACKAGES[game]
@@ -208,7 +145,7 @@ def rules_for(game: str) -> Game:
             f"unknown game {game!r}; we deal {', '.join(sorted(_PACKAGES))}"
         ) from None
     package = importlib.import_module(package_name)
-    module: AnyGameModule = package  # each package is checked below
+    module: GameModule[Any, Any, Any, Any, Any, Any] = package  # each checked below
     if game != module.NAME:
         raise RuntimeError(f"{package_name} calls itself {module.NAME!r}, not {game!r}")
     # A union alias and the Result (the protocol sees ``Result | None``) are read plainly.

@@ -37,7 +37,8 @@ def test_production_without_a_database_url_exits_with_one_clear_message(
     done = subprocess.run(
         [sys.executable, "-m", service],
         cwd=tmp_path,  # the default SQLite file would land under here
-        env={**env, "PYTHONPATH": str(ROOT)},
+        # libs first: in a git worktree the editable install points at another checkout.
+        env={**env, "PYTHONPATH": os.pathsep.join([str(ROOT / "libs"), str(ROOT)])},
         capture_output=True,
         text=True,
         timeout=30,

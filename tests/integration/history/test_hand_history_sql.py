@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.history.handlers import HistoryDeps, history_deps
 from services.history.store import SqlHandHistory
 from tests.contracts.history_store import *  # noqa: F403
 
@@ -13,3 +14,8 @@ from tests.contracts.history_store import *  # noqa: F403
 @pytest.fixture
 def hands(engine: AsyncEngine) -> SqlHandHistory:
     return SqlHandHistory(engine)
+
+
+@pytest.fixture
+def history(engine: AsyncEngine) -> HistoryDeps:
+    return history_deps(engine)

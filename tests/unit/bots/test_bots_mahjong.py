@@ -83,13 +83,13 @@ def _after_discard(hands: dict[int, str], tile: str) -> State:
 
 def test_claims_mahjong_on_a_discard() -> None:
     state = _after_discard({1: "123m 456m 789m 123p 456p 1z"}, "1z")
-    assert _choose(state, 1) == Claim("mahjong")
+    assert _choose(state, 1) == Claim(kind="mahjong")
 
 
 def test_pongs_when_it_brings_the_hand_closer() -> None:
     # two steps from ready; after the pong and a discard, one
     state = _after_discard({2: "123m 456m 789m 55p 99s 135z"}, "5p")
-    assert _choose(state, 2) == Claim("pong", ("5p", "5p"))
+    assert _choose(state, 2) == Claim(kind="pong", tiles=("5p", "5p"))
 
 
 def test_passes_when_a_pong_would_not_help() -> None:
@@ -109,8 +109,8 @@ def test_takes_every_win_and_only_answers_calls_with_claims_or_pass() -> None:
             seen = mj.view(state, seat)
             choice = SMART.choose(seen, rng)
             assert choice in seen.legal
-            if DeclareWin() in seen.legal or Claim("mahjong") in seen.legal:
-                assert choice in (DeclareWin(), Claim("mahjong"))
+            if DeclareWin() in seen.legal or Claim(kind="mahjong") in seen.legal:
+                assert choice in (DeclareWin(), Claim(kind="mahjong"))
                 wins += 1
             if seen.phase == "calls":
                 assert isinstance(choice, Claim | Pass)

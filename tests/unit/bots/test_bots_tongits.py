@@ -125,7 +125,7 @@ def test_lays_off_deadwood_then_exposes_melds() -> None:
         ["7H KC 2D 2S 2C 9D", "AS", "3H"],
         melds=[_meld(1, "4H 5H 6H")],
     )
-    assert _choose(state) == LayOff(("7H",), 0)
+    assert _choose(state) == LayOff(cards=("7H",), meld_id=0)
     state = _state(["KC 2D 2S 2C 9D", "AS", "3H"], melds=[_meld(1, "4H 5H 6H")])
     assert _choose(state) == Meld(("2S", "2D", "2C"))
 

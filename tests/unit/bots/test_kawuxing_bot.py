@@ -124,26 +124,26 @@ def test_declares_a_self_drawn_win() -> None:
 def test_wins_on_a_discard_rather_than_pong_it() -> None:
     # 4-6 waiting for the closed 5: Ka Wu Xing (x2), so it may win on a discard
     state = _after_discard({1: "123p 456p 789p 55s 46s"}, "5s")
-    assert Claim("pong", ("5s", "5s")) in kw.view(state, 1).legal
-    assert _choose(state, 1) == Claim("win")
+    assert Claim(kind="pong", tiles=("5s", "5s")) in kw.view(state, 1).legal
+    assert _choose(state, 1) == Claim(kind="win")
 
 
 def test_pongs_when_it_brings_the_hand_closer() -> None:
     # one step from ready; after the pong and a discard, ready
     state = _after_discard({2: "123p 456p 55s 99s 13s 7z"}, "5s")
-    assert _choose(state, 2) == Claim("pong", ("5s", "5s"))
+    assert _choose(state, 2) == Claim(kind="pong", tiles=("5s", "5s"))
 
 
 def test_passes_a_pong_that_would_not_help() -> None:
     # ready on 5s/8s already (5s here would be a chicken hand: no win on a discard)
     state = _after_discard({2: "123p 456p 789p 55s 67s"}, "5s")
-    assert Claim("win") not in kw.view(state, 2).legal
+    assert Claim(kind="win") not in kw.view(state, 2).legal
     assert _choose(state, 2) == Pass()
 
 
 def test_claims_a_kong_that_costs_no_step() -> None:
     state = _after_discard({1: "555s 123p 456p 789p 9s"}, "5s")
-    assert _choose(state, 1) == Claim("kong", ("5s", "5s", "5s"))
+    assert _choose(state, 1) == Claim(kind="kong", tiles=("5s", "5s", "5s"))
 
 
 def test_declares_a_concealed_kong_that_costs_no_step() -> None:
@@ -192,8 +192,8 @@ def test_takes_every_win_and_answers_every_call_at_once() -> None:
             seen = kw.view(state, seat)
             choice = SMART.choose(seen, rng)
             assert choice is not None and choice in seen.legal
-            if DeclareWin() in seen.legal or Claim("win") in seen.legal:
-                assert choice in (DeclareWin(), Claim("win"))
+            if DeclareWin() in seen.legal or Claim(kind="win") in seen.legal:
+                assert choice in (DeclareWin(), Claim(kind="win"))
                 wins += 1
             if seen.phase == "calls":
                 assert isinstance(choice, Claim | Pass)

@@ -107,13 +107,17 @@ def test_the_turn_timer_runs_per_turn_not_restarted_by_a_draw_or_kong() -> None:
         assert kw.pending_timer(state) == timer
     state, _ = kw.apply(state, 0, Discard("8s"))
     assert state.turn == 1
-    assert kw.pending_timer(state) == Timer("turn", (1,), 30, opened_at=state.step)
+    assert kw.pending_timer(state) == Timer(
+        kind="turn", seats=(1,), seconds=30, opened_at=state.step
+    )
 
 
 def test_a_pong_starts_the_claimers_turn_and_its_time_out_discards_the_rightmost() -> None:
     state = discarded_5s()
-    state, _ = play(state, [(1, Claim("pong", ("5s", "5s"))), (2, Pass())])
-    assert kw.pending_timer(state) == Timer("turn", (1,), 30, opened_at=state.step)
+    state, _ = play(state, [(1, Claim(kind="pong", tiles=("5s", "5s"))), (2, Pass())])
+    assert kw.pending_timer(state) == Timer(
+        kind="turn", seats=(1,), seconds=30, opened_at=state.step
+    )
     rightmost = state.players[1].hand[-1]
     state, events = kw.apply(state, 1, TimeOut())
     assert events[:2] == [TimedOut(seat=1, away=False), TileDiscarded(seat=1, tile=rightmost)]
@@ -182,7 +186,7 @@ def test_a_call_window_time_out_passes_a_pong_but_claims_a_win() -> None:
     state, events = kw.apply(state, 2, TimeOut())
     assert events[:2] == [
         TimedOut(seat=2, away=False, call=True),
-        CallAnswered(seat=2, claim=Claim("win")),
+        CallAnswered(seat=2, claim=Claim(kind="win")),
     ]
     assert events[-1] == HandWon(seat=2, tile="5s", self_draw=False, discarder=0)
 
@@ -212,7 +216,7 @@ def test_two_time_outs_in_a_row_mark_a_seat_away_and_its_clock_runs_0_s() -> Non
     assert (state.away, state.timeouts) == ((False, True, False), (0, 2, 0))
     assert kw.away_seats(state) == (1,)
     later = away(rig([None, None, None], dealer=1), 1)
-    assert kw.pending_timer(later) == Timer("turn", (1,), 0, opened_at=0)
+    assert kw.pending_timer(later) == Timer(kind="turn", seats=(1,), seconds=0, opened_at=0)
 
 
 def test_the_away_threshold_is_an_option() -> None:
@@ -227,11 +231,15 @@ def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() ->
     """Who may claim is private: a window's deadline (every seat sees it) must not tell
     that only away seats can claim, so it never shortens for them."""
     state = discarded_5s()  # waits on seats 1 and 2
-    assert kw.pending_timer(away(state, 1)) == Timer("call", (1, 2), 10, opened_at=2)
-    assert kw.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 10, opened_at=2)
+    assert kw.pending_timer(away(state, 1)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
+    assert kw.pending_timer(away(state, 1, 2)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
     for viewer in (0, None):  # not waited on: the same clock whoever is away
-        assert kw.view(away(state, 1, 2), viewer).clock == Clock("call", (), 10)
-    assert kw.view(away(state, 1, 2), 1).clock == Clock("call", (1,), 10)
+        assert kw.view(away(state, 1, 2), viewer).clock == Clock(kind="call", seats=(), seconds=10)
+    assert kw.view(away(state, 1, 2), 1).clock == Clock(kind="call", seats=(1,), seconds=10)
 
 
 def test_an_own_move_clears_away_and_resets_the_count() -> None:
@@ -246,7 +254,7 @@ def test_answers_to_a_call_window_touch_no_away_mark_and_its_time_out_is_private
     time-out in a call window neither counts nor clears, and only its seat is told of
     the time-out."""
     state = msgspec.structs.replace(discarded_5s(), timeouts=(0, 1, 1))
-    state, _ = kw.apply(state, 1, Claim("pong", ("5s", "5s")))
+    state, _ = kw.apply(state, 1, Claim(kind="pong", tiles=("5s", "5s")))
     assert state.timeouts == (0, 1, 1)
     state, events = kw.apply(state, 2, TimeOut())
     assert events[0] == TimedOut(seat=2, away=False, call=True)
@@ -300,10 +308,10 @@ def test_back_is_offered_first_at_any_moment_and_changes_nothing_else() -> None:
 
 def test_back_restores_the_full_clock() -> None:
     state = away(rig([None, None, None], front="9s"), 0)
-    assert kw.pending_timer(state) == Timer("turn", (0,), 0, opened_at=0)
+    assert kw.pending_timer(state) == Timer(kind="turn", seats=(0,), seconds=0, opened_at=0)
     assert kw.legal_actions(state, 0) == [Back(), Draw()]
     state, _ = kw.apply(state, 0, Back())
-    assert kw.pending_timer(state) == Timer("turn", (0,), 30, opened_at=0)
+    assert kw.pending_timer(state) == Timer(kind="turn", seats=(0,), seconds=30, opened_at=0)
 
 
 def test_back_after_the_hand_is_over_is_refused() -> None:

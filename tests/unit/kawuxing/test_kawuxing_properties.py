@@ -81,14 +81,21 @@ def test_apply_never_mutates_its_input(seed: bytes, rng: random.Random, greedy: 
 def _probes(state: State, rng: random.Random) -> list[tuple[int, AnyAction]]:
     """A spread of actions, legal or not, from every seat."""
     tiles = rng.sample(kw.KINDS, 5) + list(state.players[state.turn].hand[:3])
-    actions: list[AnyAction] = [Draw(), DeclareWin(), Pass(), TimeOut(), kw.Back(), Claim("win")]
+    actions: list[AnyAction] = [
+        Draw(),
+        DeclareWin(),
+        Pass(),
+        TimeOut(),
+        kw.Back(),
+        Claim(kind="win"),
+    ]
     for tile in tiles:
         actions += [
             Discard(tile),
             ShowHand(tile),
             DeclareKong(tile),
-            Claim("pong", (tile, tile)),
-            Claim("kong", (tile,) * 3),
+            Claim(kind="pong", tiles=(tile, tile)),
+            Claim(kind="kong", tiles=(tile,) * 3),
         ]
     if state.call is not None:
         for offers in state.call.offers:

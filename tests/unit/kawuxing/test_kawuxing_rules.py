@@ -142,8 +142,10 @@ def test_the_window_asks_only_seats_that_can_claim_and_privately() -> None:
     state, events = play(state, [(0, Draw()), (0, Discard("5s"))])
     assert events[2:] == [
         CallWindowOpened(discarder=0, tile="5s", seconds=10),
-        ClaimsOffered(seat=1, tile="5s", claims=(Claim("pong", ("5s", "5s")),), seconds=10),
-        ClaimsOffered(seat=2, tile="5s", claims=(Claim("win"),), seconds=10),
+        ClaimsOffered(
+            seat=1, tile="5s", claims=(Claim(kind="pong", tiles=("5s", "5s")),), seconds=10
+        ),
+        ClaimsOffered(seat=2, tile="5s", claims=(Claim(kind="win"),), seconds=10),
     ]
     assert kw.to_act(state) == [1, 2]
     assert kw.pending_timer(state) == Timer(kind="call", seats=(1, 2), seconds=10, opened_at=2)
@@ -155,17 +157,19 @@ def test_the_window_asks_only_seats_that_can_claim_and_privately() -> None:
 def test_win_beats_pong_and_a_pong_waits_for_a_possible_win() -> None:
     state = rig(WIN_OVER_PONG, front="5s")
     state, _ = play(state, [(0, Draw()), (0, Discard("5s"))])
-    state, events = kw.apply(state, 1, Claim("pong", ("5s", "5s")))
-    assert events == [CallAnswered(seat=1, claim=Claim("pong", ("5s", "5s")))]
+    state, events = kw.apply(state, 1, Claim(kind="pong", tiles=("5s", "5s")))
+    assert events == [CallAnswered(seat=1, claim=Claim(kind="pong", tiles=("5s", "5s")))]
     assert kw.to_act(state) == [2]
     raises(state, 1, Pass(), "already_answered")
-    state, _ = kw.apply(state, 2, Claim("win"))
+    state, _ = kw.apply(state, 2, Claim(kind="win"))
     assert result(state).winners == (2,)
 
 
 def test_a_pong_goes_ahead_when_the_winner_passes_then_the_claimer_discards() -> None:
     state = rig(WIN_OVER_PONG, front="5s")
-    state, _ = play(state, [(0, Draw()), (0, Discard("5s")), (1, Claim("pong", ("5s", "5s")))])
+    state, _ = play(
+        state, [(0, Draw()), (0, Discard("5s")), (1, Claim(kind="pong", tiles=("5s", "5s")))]
+    )
     state, events = kw.apply(state, 2, Pass())
     meld = kw.Meld(kind="pong", tiles=("5s",) * 3, claimed="5s", from_seat=0)
     assert events[-1] == TileClaimed(seat=1, discarder=0, meld=meld)
@@ -181,9 +185,9 @@ def test_a_pong_goes_ahead_when_the_winner_passes_then_the_claimer_discards() ->
 def test_claims_must_be_offered() -> None:
     state = rig(WIN_OVER_PONG, front="5s")
     state, _ = play(state, [(0, Draw()), (0, Discard("5s"))])
-    raises(state, 1, Claim("kong", ("5s", "5s", "5s")), "cannot_claim")
-    raises(state, 1, Claim("pong", ("5s", "9s")), "cannot_claim")
-    raises(state, 0, Claim("win"), "cannot_claim")
+    raises(state, 1, Claim(kind="kong", tiles=("5s", "5s", "5s")), "cannot_claim")
+    raises(state, 1, Claim(kind="pong", tiles=("5s", "9s")), "cannot_claim")
+    raises(state, 0, Claim(kind="win"), "cannot_claim")
     raises(state, 0, Pass(), "not_your_turn")
     raises(state, 0, TimeOut(), "not_your_turn")
     raises(state, 1, Draw(), "not_your_turn")
@@ -217,7 +221,7 @@ def test_the_last_discard_can_be_won_on_then_the_wall_is_out() -> None:
     state = rig([None, "46s 123p 456p 789p 99s", None], front="5s", wall_size=1)
     state, _ = play(state, [(0, Draw()), (0, Discard("5s"))])
     assert kw.to_act(state) == [1]
-    won, _ = kw.apply(state, 1, Claim("win"))
+    won, _ = kw.apply(state, 1, Claim(kind="win"))
     assert result(won).ending == "discard"
     assert "win_on_last_tile" not in [i.name for i in result(won).wins[0].items]
     _, events = kw.apply(state, 1, Pass())
@@ -248,7 +252,7 @@ def test_a_shown_hand_is_public_locked_and_discards_its_draws() -> None:
         seen = kw.view(state, viewer)
         assert seen.players[0].hand == state.players[0].hand and seen.players[0].shown
     # Seat 1 passes on 1s (it could pong) and plays on; seat 2 too.
-    assert kw.legal_actions(state, 1) == [Claim("pong", ("1s", "1s")), Pass()]
+    assert kw.legal_actions(state, 1) == [Claim(kind="pong", tiles=("1s", "1s")), Pass()]
     state, _ = play(state, [(1, Pass()), (1, Draw()), (1, Discard("9p")), (2, Draw())])
     state, _ = kw.apply(state, 2, Discard("9s"))
     assert (state.turn, kw.legal_actions(state, 0)) == (0, [Draw()])
@@ -306,7 +310,7 @@ def test_passing_on_a_robbable_kong_lets_the_kong_go_ahead() -> None:
     assert events[1] == kw.KongOffered(seat=0, tile="7s")
     assert events[2] == CallWindowOpened(discarder=0, tile="7s", seconds=10, robbing=True)
     assert kw.view(state, 2).call == kw.CallView(discarder=0, tile="7s", seconds=10, robbing=True)
-    assert kw.legal_actions(state, 1) == [Claim("win"), Pass()]
+    assert kw.legal_actions(state, 1) == [Claim(kind="win"), Pass()]
     state, events = kw.apply(state, 1, Pass())
     assert isinstance(events[-2], kw.KongDeclared) and events[-2].kong == "extended"
     assert (state.drawn, state.replacement, state.turn, state.phase) == ("4p", True, 0, "discard")

@@ -47,8 +47,8 @@ def on_discard(
     """Seat 0 draws ``tile`` and discards it; seat 1, holding ``hand``, wins on it."""
     state = rig([None, hand, None], front=tile, melds={1: melds}, shown=shown, options=options)
     state, _ = play(state, [(0, Draw()), (0, Discard(tile))])
-    assert kw.legal_actions(state, 1)[0] == Claim("win")
-    state, _ = kw.apply(state, 1, Claim("win"))
+    assert kw.legal_actions(state, 1)[0] == Claim(kind="win")
+    state, _ = kw.apply(state, 1, Claim(kind="win"))
     assert accounted(state)
     return result(state)
 
@@ -163,7 +163,7 @@ def test_a_concealed_kong_replacement_win_is_no_win_on_kong() -> None:
 def test_win_on_kong_x2_after_an_exposed_kong_claimed_from_a_discard() -> None:
     state = rig(["111s 234p 567p 88p 55z", None, None], front="1s", back="5z", dealer=1)
     state, _ = play(state, [(1, Draw()), (1, Discard("1s"))])
-    state, _ = play(state, [(0, Claim("kong", ("1s", "1s", "1s")))])
+    state, _ = play(state, [(0, Claim(kind="kong", tiles=("1s", "1s", "1s")))])
     assert state.drawn == "5z" and state.replacement
     state, _ = kw.apply(state, 0, DeclareWin())
     outcome = result(state)
@@ -206,8 +206,8 @@ def test_fire_on_kong_x2_after_an_extended_kong_lets_a_chicken_hand_win() -> Non
     hands = ["1s 258p 258s 5z 6z 7z", FIRE[1], None]
     state = rig(hands, front="9p", back="3p", melds={0: [pong("1s", from_seat=2)]})
     state, _ = play(state, [(0, Draw()), (0, DeclareKong("1s")), (0, Discard("3p"))])
-    assert kw.legal_actions(state, 1) == [Claim("win"), Pass()]
-    state, _ = kw.apply(state, 1, Claim("win"))
+    assert kw.legal_actions(state, 1) == [Claim(kind="win"), Pass()]
+    state, _ = kw.apply(state, 1, Claim(kind="win"))
     outcome = result(state)
     assert items(outcome, 0) == ["fire_on_kong"]
     # Seat 0 pays the win (2) but collects its extended kong (1 from each).
@@ -228,8 +228,8 @@ def test_rob_a_kong_x2_paid_by_the_kong_maker_and_the_kong_never_scores() -> Non
     state = rig(ROB, front="7s", melds={0: [pong("7s", from_seat=2)]})
     state, events = play(state, [(0, Draw()), (0, DeclareKong("7s"))])
     assert isinstance(events[-1], kw.ClaimsOffered) and state.call and state.call.robbing
-    assert kw.legal_actions(state, 1) == [Claim("win"), Pass()]
-    state, events = kw.apply(state, 1, Claim("win"))
+    assert kw.legal_actions(state, 1) == [Claim(kind="win"), Pass()]
+    state, events = kw.apply(state, 1, Claim(kind="win"))
     assert any(isinstance(e, HandWon) and e.robbed_kong for e in events)
     outcome = result(state)
     assert (outcome.ending, outcome.discarder, items(outcome)) == ("robbed_kong", 0, ["rob_a_kong"])
@@ -321,7 +321,7 @@ def test_a_chicken_hand_is_not_offered_a_discard_and_the_claim_says_why() -> Non
     assert kw.legal_actions(state, 1) == []
     before = kw.view(state, 1)
     with pytest.raises(kw.IllegalAction) as refused:
-        kw.apply(state, 1, Claim("win"))
+        kw.apply(state, 1, Claim(kind="win"))
     assert refused.value.code == "chicken_hand"
     assert kw.view(state, 1) == before
 
@@ -338,11 +338,11 @@ def test_an_exposed_kong_scores_2_from_the_discarder_even_in_a_draw() -> None:
     state = rig([None, "777s 14p 25p 36p 5z 6z 7z 9p", None], front="7s", wall_size=6)
     state, _ = play(state, [(0, Draw()), (0, Discard("7s"))])
     assert kw.legal_actions(state, 1) == [
-        Claim("kong", ("7s", "7s", "7s")),
-        Claim("pong", ("7s", "7s")),
+        Claim(kind="kong", tiles=("7s", "7s", "7s")),
+        Claim(kind="pong", tiles=("7s", "7s")),
         Pass(),
     ]
-    state, _ = kw.apply(state, 1, Claim("kong", ("7s", "7s", "7s")))
+    state, _ = kw.apply(state, 1, Claim(kind="kong", tiles=("7s", "7s", "7s")))
     assert state.players[1].melds[0].kong == "exposed" and state.replacement
     outcome = result(play_out(state))
     assert outcome.ending == "wall_out"
@@ -405,16 +405,16 @@ def test_a_shown_loser_pays_double() -> None:
     state = rig(["456p 789p 555z 66z 77z", "46s 123p 456p 789p 99s", None], front="5s", shown=[0])
     state, events = kw.apply(state, 0, Draw())  # a shown hand's draw is discarded for it
     assert isinstance(events[1], kw.TileDiscarded) and events[1].auto
-    state, _ = kw.apply(state, 1, Claim("win"))
+    state, _ = kw.apply(state, 1, Claim(kind="win"))
     assert result(state).payments == (-4, 4, 0)
 
 
 def test_two_winners_on_one_discard_both_paid_by_the_discarder() -> None:
     state = rig([None, "46s 123p 456p 789p 99s", "5s 11p 33p 77p 22s 88s 55z"], front="5s")
     state, _ = play(state, [(0, Draw()), (0, Discard("5s"))])
-    state, _ = kw.apply(state, 2, Claim("win"))
+    state, _ = kw.apply(state, 2, Claim(kind="win"))
     assert kw.to_act(state) == [1], "the window waits for the other possible winner"
-    state, events = kw.apply(state, 1, Claim("win"))
+    state, events = kw.apply(state, 1, Claim(kind="win"))
     assert [e.seat for e in events if isinstance(e, HandWon)] == [1, 2]
     outcome = result(state)
     assert outcome.winners == (1, 2) and outcome.discarder == 0
@@ -426,7 +426,7 @@ def test_two_winners_on_one_discard_both_paid_by_the_discarder() -> None:
 
 def test_when_one_of_two_possible_winners_passes_the_other_wins_alone() -> None:
     state = rig([None, "46s 123p 456p 789p 99s", "5s 11p 33p 77p 22s 88s 55z"], front="5s")
-    state, _ = play(state, [(0, Draw()), (0, Discard("5s")), (1, Pass()), (2, Claim("win"))])
+    state, _ = play(state, [(0, Draw()), (0, Discard("5s")), (1, Pass()), (2, Claim(kind="win"))])
     outcome = result(state)
     assert (outcome.winners, outcome.payments, outcome.next_dealer) == ((2,), (-4, 0, 4), 2)
 
@@ -466,7 +466,7 @@ def test_the_worst_win_reaches_the_bound() -> None:
         front="9s",
         shown=[0, 1, 2],
     )
-    state, _ = play(state, [(0, Draw()), (1, Claim("win")), (2, Claim("win"))])
+    state, _ = play(state, [(0, Draw()), (1, Claim(kind="win")), (2, Claim(kind="win"))])
     outcome = result(state)
     assert outcome.payments == (-256, 128, 128)
     assert -outcome.payments[0] == kw.max_loss_units(DEFAULT) - 16  # all but the kong part

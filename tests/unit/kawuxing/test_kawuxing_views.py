@@ -49,7 +49,9 @@ def test_a_concealed_kong_is_face_down_to_the_others_until_the_end() -> None:
 
 def test_pongs_and_discards_are_public() -> None:
     state = rig(KONG_TABLE, front="5s", melds={}, wall_size=20)
-    state, _ = play(state, [(0, Draw()), (0, Discard("5s")), (1, Claim("pong", ("5s", "5s")))])
+    state, _ = play(
+        state, [(0, Draw()), (0, Discard("5s")), (1, Claim(kind="pong", tiles=("5s", "5s")))]
+    )
     for viewer in (None, 0, 2):
         seen = kw.view(state, viewer)
         assert seen.players[1].melds[0].tiles == ("5s",) * 3
@@ -58,7 +60,7 @@ def test_pongs_and_discards_are_public() -> None:
 
 def test_claim_options_are_private_and_the_window_does_not_say_who_is_asked() -> None:
     state, _ = play(rig(KONG_TABLE, front="5s"), [(0, Draw()), (0, Discard("5s"))])
-    assert kw.view(state, 1).legal == (Claim("pong", ("5s", "5s")), Pass())
+    assert kw.view(state, 1).legal == (Claim(kind="pong", tiles=("5s", "5s")), Pass())
     for viewer in (None, 0, 2):
         seen = kw.view(state, viewer)
         assert seen.legal == () and seen.call == kw.CallView(
@@ -84,7 +86,8 @@ def test_shown_hands_are_in_every_view() -> None:
 
 def test_messages_round_trip_as_json() -> None:
     for action in (Draw(), Discard("5s"), kw.ShowHand("7z"), DeclareKong("1p"), kw.DeclareWin(),
-                   Claim("win"), Claim("pong", ("2s", "2s")), Pass(), kw.TimeOut()):  # fmt: skip
+                   Claim(kind="win"), Claim(kind="pong", tiles=("2s", "2s")), Pass(),
+                   kw.TimeOut()):  # fmt: skip
         assert kw.decode_action(msgspec.json.encode(action)) == action
     for bad in (b'{"type": "chow", "tiles": []}', b'{"type": "discard", "tile": "1m9"}',
                 b'{"type": "claim", "kind": "chow"}'):  # fmt: skip

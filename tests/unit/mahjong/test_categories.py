@@ -42,8 +42,8 @@ def _by_discard(hand: str, fifth: bool) -> State:
         wall_size=None if fifth else LATE,
     )
     state, _ = play(state, [(0, Draw()), (0, Discard("5z"))])
-    assert mj.to_act(state) == [1] and mj.Claim("mahjong") in mj.legal_actions(state, 1)
-    state, _ = play(state, [(1, mj.Claim("mahjong"))])
+    assert mj.to_act(state) == [1] and mj.Claim(kind="mahjong") in mj.legal_actions(state, 1)
+    state, _ = play(state, [(1, mj.Claim(kind="mahjong"))])
     return state
 
 
@@ -149,10 +149,13 @@ def test_each_category_is_detected_named_and_paid(
     assert list(result.payments) == expected
     bills = {c.payer: c for c in result.charges}
     if name.startswith("Win by Discard"):
-        assert bills[0].items == (mj.Item("discarder", points, name),)
-        assert bills[2].items == (mj.Item("other_loser", 1),)
+        assert bills[0].items == (mj.Item(name="discarder", units=points, detail=name),)
+        assert bills[2].items == (mj.Item(name="other_loser", units=1),)
     else:
-        assert all(c.items == (mj.Item("self_draw", points, name),) for c in result.charges)
+        assert all(
+            c.items == (mj.Item(name="self_draw", units=points, detail=name),)
+            for c in result.charges
+        )
 
 
 def test_the_win_event_names_the_category() -> None:
@@ -228,7 +231,7 @@ def test_a_claimed_tile_leaves_the_pile_and_can_keep_it_under_five() -> None:
     )
     state = _with_discards(state, ("2m",), ("3p", "4p"), ("5p",), ())
     assert accounted(state)
-    state, _ = play(state, [(0, Draw()), (0, Discard("5z")), (1, mj.Claim("mahjong"))])
+    state, _ = play(state, [(0, Draw()), (0, Discard("5z")), (1, mj.Claim(kind="mahjong"))])
     result = mj.result(state)
     assert result is not None and result.category == "Win by Discard Before the Fifth"
 
@@ -236,7 +239,7 @@ def test_a_claimed_tile_leaves_the_pile_and_can_keep_it_under_five() -> None:
 def test_five_visible_discards_end_before_the_fifth() -> None:
     state = rig((DEALER, REGULAR, SOUTH, WEST), front="5z", indicator=INDICATOR, options=JOKER)
     state = _with_discards(state, ("2m", "6m"), ("3p", "4p"), ("5p",), ())
-    state, _ = play(state, [(0, Draw()), (0, Discard("5z")), (1, mj.Claim("mahjong"))])
+    state, _ = play(state, [(0, Draw()), (0, Discard("5z")), (1, mj.Claim(kind="mahjong"))])
     result = mj.result(state)
     assert result is not None and result.category == "Win by Discard Regular"
 

@@ -180,7 +180,7 @@ def test_a_call_window_time_out_claims_an_offered_win() -> None:
     state, events = mj.apply(state, 2, TimeOut())
     assert events[:2] == [
         TimedOut(seat=2, away=False, call=True),
-        CallAnswered(seat=2, claim=Claim("mahjong")),
+        CallAnswered(seat=2, claim=Claim(kind="mahjong")),
     ]
     assert events[-1] == HandWon(seat=2, tile="5m", self_draw=False, discarder=0)
     assert mj.is_over(state)
@@ -191,7 +191,7 @@ def test_a_call_window_time_out_passes_a_pong_but_claims_a_win() -> None:
     state, events = mj.apply(state, 2, TimeOut())  # seat 2 may only pong: pass
     assert events == [TimedOut(seat=2, away=False, call=True), CallAnswered(seat=2, claim=None)]
     state, events = mj.apply(state, 3, TimeOut())  # seat 3 may win
-    assert events[1] == CallAnswered(seat=3, claim=Claim("mahjong"))
+    assert events[1] == CallAnswered(seat=3, claim=Claim(kind="mahjong"))
     result = mj.result(state)
     assert result is not None and result.winner == 3
 
@@ -212,15 +212,17 @@ def test_two_time_outs_in_a_row_mark_a_seat_away_and_its_clock_runs_0_s() -> Non
     state, events = mj.apply(state, 1, TimeOut())
     assert events[0] == TimedOut(seat=1, away=False) and state.timeouts == (0, 1, 0, 0)
     state = msgspec.structs.replace(state, phase="draw", call=None, turn=1, turn_started=9)
-    assert mj.pending_timer(state) == Timer("turn", (1,), 30, opened_at=9)
+    assert mj.pending_timer(state) == Timer(kind="turn", seats=(1,), seconds=30, opened_at=9)
     state, events = mj.apply(state, 1, TimeOut())
     assert events[0] == TimedOut(seat=1, away=True)
     assert state.away == (False, True, False, False) and state.timeouts == (0, 2, 0, 0)
     assert mj.away_seats(state) == (1,)
     # Its next turn runs 0 s; a seat that is not away gets the full turn.
-    assert mj.pending_timer(rig(CLAIMS, dealer=1)) == Timer("turn", (1,), 30, opened_at=0)
+    assert mj.pending_timer(rig(CLAIMS, dealer=1)) == Timer(
+        kind="turn", seats=(1,), seconds=30, opened_at=0
+    )
     later = away(rig(CLAIMS, dealer=1), 1)
-    assert mj.pending_timer(later) == Timer("turn", (1,), 0, opened_at=0)
+    assert mj.pending_timer(later) == Timer(kind="turn", seats=(1,), seconds=0, opened_at=0)
 
 
 def test_the_away_threshold_is_an_option() -> None:
@@ -240,14 +242,18 @@ def test_a_call_window_runs_its_full_length_even_waiting_only_on_away_seats() ->
     """Who may claim is private: a window's deadline (every seat sees it) must not tell
     that only away seats can claim, so it never shortens for them."""
     state = after_discard(CLAIMS, "9s", "5m")  # waits on seats 1 and 2
-    assert mj.pending_timer(away(state, 1)) == Timer("call", (1, 2), 10, opened_at=2)
-    assert mj.pending_timer(away(state, 1, 2)) == Timer("call", (1, 2), 10, opened_at=2)
+    assert mj.pending_timer(away(state, 1)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
+    assert mj.pending_timer(away(state, 1, 2)) == Timer(
+        kind="call", seats=(1, 2), seconds=10, opened_at=2
+    )
     answered, _ = mj.apply(away(state, 1), 2, Pass())  # now it waits on seat 1 alone
-    assert mj.pending_timer(answered) == Timer("call", (1,), 10, opened_at=2)
+    assert mj.pending_timer(answered) == Timer(kind="call", seats=(1,), seconds=10, opened_at=2)
     for viewer in (0, 3, None):  # not waited on: the same clock as when others may claim
-        assert mj.view(answered, viewer).clock == Clock("call", (), 10)
+        assert mj.view(answered, viewer).clock == Clock(kind="call", seats=(), seconds=10)
         assert mj.view(answered, viewer).clock == mj.view(state, viewer).clock
-    assert mj.view(answered, 1).clock == Clock("call", (1,), 10)
+    assert mj.view(answered, 1).clock == Clock(kind="call", seats=(1,), seconds=10)
 
 
 def test_an_own_move_clears_away() -> None:
@@ -255,7 +261,7 @@ def test_an_own_move_clears_away() -> None:
     state, events = mj.apply(state, 0, Draw())
     assert not any(isinstance(e, Returned) for e in events)
     assert state.away == (False, False, True, False) and state.timeouts == (0, 0, 2, 0)
-    assert mj.pending_timer(state) == Timer("turn", (0,), 30, opened_at=0)
+    assert mj.pending_timer(state) == Timer(kind="turn", seats=(0,), seconds=30, opened_at=0)
 
 
 def test_an_own_move_resets_the_count_of_time_outs() -> None:
@@ -291,7 +297,9 @@ def test_a_window_only_away_seats_may_claim_is_settled_out_of_sight() -> None:
     state, _ = mj.apply(state, 0, Draw())
     state, events = mj.apply(state, 0, Discard("5m"))
     assert state.phase == "draw" and state.turn == 1 and state.call is None
-    assert mj.pending_timer(state) == Timer("turn", (1,), 0, opened_at=state.step)
+    assert mj.pending_timer(state) == Timer(
+        kind="turn", seats=(1,), seconds=0, opened_at=state.step
+    )
     for viewer in (None, 0, 3):
         seen = [e for e in events if mj.event_for(e, viewer) is not None]
         assert seen == [TileDiscarded(seat=0, tile="5m")]
@@ -316,9 +324,11 @@ def test_an_away_seat_is_answered_at_once_in_a_window_others_may_claim() -> None
     state, _ = mj.apply(state, 0, Draw())
     state, events = mj.apply(state, 0, Discard("5m"))
     assert any(isinstance(e, CallWindowOpened) for e in events)
-    assert CallAnswered(seat=3, claim=Claim("mahjong")) in events
+    assert CallAnswered(seat=3, claim=Claim(kind="mahjong")) in events
     assert mj.to_act(state) == [2]
-    assert mj.pending_timer(state) == Timer("call", (2,), 10, opened_at=state.step)
+    assert mj.pending_timer(state) == Timer(
+        kind="call", seats=(2,), seconds=10, opened_at=state.step
+    )
     assert mj.legal_actions(state, 3) == [Back()]
     state, _ = mj.apply(state, 2, Pass())
     result = mj.result(state)
@@ -341,10 +351,10 @@ def test_back_is_offered_first_at_any_moment_and_changes_nothing_else() -> None:
 
 def test_back_restores_the_full_clock_with_a_fresh_deadline() -> None:
     state = away(rig(CLAIMS, front="9s", discarded=True), 0)
-    assert mj.pending_timer(state) == Timer("turn", (0,), 0, opened_at=0)
+    assert mj.pending_timer(state) == Timer(kind="turn", seats=(0,), seconds=0, opened_at=0)
     assert mj.legal_actions(state, 0) == [Back(), Draw()]
     state, _ = mj.apply(state, 0, Back())
-    assert mj.pending_timer(state) == Timer("turn", (0,), 30, opened_at=0)
+    assert mj.pending_timer(state) == Timer(kind="turn", seats=(0,), seconds=30, opened_at=0)
     assert mj.legal_actions(state, 0) == [Draw()]
 
 

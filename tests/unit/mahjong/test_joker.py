@@ -182,11 +182,11 @@ def test_a_joker_is_never_used_to_claim() -> None:
     state = rig(JOKER_CLAIMS, front="9s", indicator="4m", options=JOKER)
     state, _ = play(state, [(0, Draw()), (0, Discard("5m"))])
     assert state.call is not None
-    assert state.call.offers[1] == (Claim("chow", ("6m", "7m")),)  # not 3m-4m, not 4m-6m
+    assert state.call.offers[1] == (Claim(kind="chow", tiles=("6m", "7m")),)  # not 3m-4m, not 4m-6m
     assert state.call.offers[2] == ()  # one natural 5m and a joker: no pong
-    raises(state, 1, Claim("chow", ("3m", "4m")), "cannot_claim")
-    raises(state, 1, Claim("chow", ("4m", "6m")), "cannot_claim")
-    raises(state, 2, Claim("pong", ("4m", "5m")), "cannot_claim")
+    raises(state, 1, Claim(kind="chow", tiles=("3m", "4m")), "cannot_claim")
+    raises(state, 1, Claim(kind="chow", tiles=("4m", "6m")), "cannot_claim")
+    raises(state, 2, Claim(kind="pong", tiles=("4m", "5m")), "cannot_claim")
     # The same table without jokers: the 4m is a plain tile and all three chows are there.
     plain = rig(JOKER_CLAIMS, front="9s", options=KALARO)
     plain, _ = play(plain, [(0, Draw()), (0, Discard("5m"))])
@@ -220,7 +220,7 @@ def test_a_joker_eye_is_not_offered_a_win_on_a_discard_and_is_told_why() -> None
     state, _ = play(state, [(0, Draw()), (0, Discard("5z"))])
     assert state.call is not None
     assert state.call.offers[1] == ()  # no Win: the 5z would only pair the joker
-    assert state.call.offers[2] == (Claim("pong", ("5z", "5z")),)
+    assert state.call.offers[2] == (Claim(kind="pong", tiles=("5z", "5z")),)
     seen = mj.view(state, 1)
     assert seen.win_blocked == "joker_eye"
     assert seen.win_blocked_reason == mj.WIN_BLOCKED_REASONS["joker_eye"]
@@ -242,10 +242,10 @@ def test_a_joker_eye_wait_never_wins_on_a_discard_that_completes_it_another_way(
     state, _ = play(state, [(0, Draw()), (0, Discard("3s"))])
     assert state.call is not None
     offers = state.call.offers[1]
-    assert Claim("mahjong") not in offers
-    assert Claim("pong", ("3s", "3s")) in offers
+    assert Claim(kind="mahjong") not in offers
+    assert Claim(kind="pong", tiles=("3s", "3s")) in offers
     assert any(c.kind == "chow" for c in offers)
-    assert Claim("mahjong") not in mj.legal_actions(state, 1)
+    assert Claim(kind="mahjong") not in mj.legal_actions(state, 1)
     seen = mj.view(state, 1)
     assert seen.win_blocked == "joker_eye"
     assert seen.win_blocked_reason == mj.WIN_BLOCKED_REASONS["joker_eye"]
@@ -268,7 +268,7 @@ def _passed(claim: Claim | None, hands: tuple[str, ...] = PASSED, front: str = "
     """Seat 2 answers the dealer's 5z with ``claim`` (None = pass) instead of winning."""
     state = rig(hands, front=front, indicator="4z", options=JOKER, discarded=True)
     state, _ = play(state, [(0, Draw()), (0, Discard("5z"))])
-    assert Claim("mahjong") in mj.legal_actions(state, 2)
+    assert Claim(kind="mahjong") in mj.legal_actions(state, 2)
     state, events = mj.apply(state, 2, claim or Pass())
     assert events[0] == CallAnswered(seat=2, claim=claim)
     return state
@@ -297,8 +297,8 @@ def test_after_the_draw_a_discard_wins_again() -> None:
     state, _ = play(state, [(1, Draw()), (1, Discard("1z"))])
     state, _ = play(state, [(2, Draw()), (2, Discard("8s"))])  # the block is lifted here
     state, _ = play(state, [(3, Draw()), (3, Discard("5z"))])
-    assert mj.legal_actions(state, 2) == [Claim("mahjong"), Pass()]
-    state, _ = mj.apply(state, 2, Claim("mahjong"))
+    assert mj.legal_actions(state, 2) == [Claim(kind="mahjong"), Pass()]
+    state, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     result = mj.result(state)
     assert result is not None and (result.winner, result.discarder) == (2, 3)
 
@@ -308,7 +308,7 @@ WIN_OR_PONG = (PASSED[0], PASSED[1], "55z 123m 456m 789p 123s 44s", PASSED[3])
 
 
 def test_claiming_something_else_instead_of_winning_also_blocks() -> None:
-    state = _passed(Claim("pong", ("5z", "5z")), hands=WIN_OR_PONG)
+    state = _passed(Claim(kind="pong", tiles=("5z", "5z")), hands=WIN_OR_PONG)
     assert state.passed_win[2] and (state.turn, state.phase) == (2, "discard")
     assert state.players[2].melds[0].tiles == ("5z",) * 3
 
@@ -323,7 +323,7 @@ def test_a_blocked_player_may_still_pong_and_still_win_by_drawing() -> None:
         passed_win=(False, False, True, False),
     )
     state, _ = play(state, [(0, Draw()), (0, Discard("5z"))])
-    assert mj.legal_actions(state, 2) == [Claim("pong", ("5z", "5z")), Pass()]
+    assert mj.legal_actions(state, 2) == [Claim(kind="pong", tiles=("5z", "5z")), Pass()]
     assert mj.view(state, 2).win_blocked == "passed_win"
     state, _ = play(state, [(2, Pass()), (1, Draw()), (1, Discard("1z")), (2, Draw())])
     assert DeclareWin() in mj.legal_actions(state, 2)  # a self-draw is never blocked

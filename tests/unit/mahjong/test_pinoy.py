@@ -56,11 +56,11 @@ def test_an_added_kang_opens_a_window_where_only_a_win_may_take_the_tile() -> No
     state, events = _kang_declared()
     assert events[-2:] == [
         CallWindowOpened(discarder=0, tile="9m", seconds=10, robbing=True),
-        ClaimsOffered(seat=2, tile="9m", claims=(Claim("mahjong"),), seconds=10),
+        ClaimsOffered(seat=2, tile="9m", claims=(Claim(kind="mahjong"),), seconds=10),
     ]
     assert not any(isinstance(e, KangDeclared) for e in events)  # not yet
     assert mj.to_act(state) == [2]
-    assert mj.legal_actions(state, 2) == [Claim("mahjong"), Pass()]
+    assert mj.legal_actions(state, 2) == [Claim(kind="mahjong"), Pass()]
     assert mj.legal_actions(state, 0) == []
     assert mj.view(state, 1).call == mj.CallView(discarder=0, tile="9m", seconds=10, robbing=True)
     timer = mj.pending_timer(state)
@@ -71,7 +71,7 @@ def test_an_added_kang_opens_a_window_where_only_a_win_may_take_the_tile() -> No
 
 def test_robbing_the_kang_is_paid_as_a_win_on_a_discard_by_the_declarer() -> None:
     state, _ = _kang_declared()
-    state, events = mj.apply(state, 2, Claim("mahjong"))
+    state, events = mj.apply(state, 2, Claim(kind="mahjong"))
     assert events[-1] == HandWon(
         seat=2,
         tile="9m",
@@ -87,8 +87,8 @@ def test_robbing_the_kang_is_paid_as_a_win_on_a_discard_by_the_declarer() -> Non
     # The declarer pays as the discarder (2), the others 1; every loser adds Concealed Hand 1.
     assert result.payments == (-3, -2, 7, -2)
     assert {c.payer: c.items for c in result.charges}[0] == (
-        Item("discarder", 2, "Win by Discard Regular"),
-        Item("special", 1, "Concealed Hand"),
+        Item(name="discarder", units=2, detail="Win by Discard Regular"),
+        Item(name="special", units=1, detail="Concealed Hand"),
     )
     assert state.players[0].melds == (PONG,)  # the pong never became a kang
     assert "9m" in state.players[2].hand and "9m" not in state.players[0].hand
@@ -133,7 +133,7 @@ def test_without_the_option_the_kang_cannot_be_robbed() -> None:
 def test_robbing_at_a_kalaro_table_pays_the_kalaro_way() -> None:
     options = mj.options_for("kalaro", robbing_the_kang=True)
     state, _ = _kang_declared(options)
-    state, _ = mj.apply(state, 2, Claim("mahjong"))
+    state, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     result = mj.result(state)
     assert result is not None and result.robbed_kang and result.category is None
     assert result.payments == (-2, -1, 4, -1)
@@ -184,7 +184,7 @@ def test_a_turn_time_out_after_a_claim_discards_the_rightmost_tile_not_a_joker()
     # 2z jokers: seat 1 holds three of them, which sort last but are shown first.
     state = rig(CLAIMS, front="9s", indicator="2z", options=PINOY, discarded=True)
     state, _ = play(state, [(0, Draw()), (0, Discard("5m"))])
-    state, _ = play(state, [(1, Claim("chow", ("3m", "4m"))), (2, Pass())])
+    state, _ = play(state, [(1, Claim(kind="chow", tiles=("3m", "4m"))), (2, Pass())])
     assert (state.turn, state.phase, state.drawn) == (1, "discard", None)
     assert state.players[1].hand[-1] == "2z"
     timer = mj.pending_timer(state)
@@ -253,7 +253,7 @@ def test_special_hands_add_their_points_to_every_bill(
     paid = min(total, 10)
     assert result.payments == (3 * paid, -paid, -paid, -paid)
     for bill in result.charges:
-        assert bill.items[0] == Item("self_draw", 2, "Win by Draw Regular")
+        assert bill.items[0] == Item(name="self_draw", units=2, detail="Win by Draw Regular")
         assert [i.detail for i in bill.items[1:]] == list(specials)
         assert (bill.total, bill.units) == (total, paid)
     # The same win at a joker table (no special hands): 2 each.
@@ -287,7 +287,7 @@ def test_new_states_events_and_results_round_trip() -> None:
     state, events = _kang_declared()
     assert msgspec.msgpack.decode(msgspec.msgpack.encode(state), type=State) == state
     assert msgspec.json.decode(msgspec.json.encode(state), type=State) == state
-    over, won = mj.apply(state, 2, Claim("mahjong"))
+    over, won = mj.apply(state, 2, Claim(kind="mahjong"))
     for event in [*events, *won]:
         assert mj.EVENT_JSON_DECODER.decode(msgspec.json.encode(event)) == event
     for seat in (None, 0, 2):

@@ -87,14 +87,14 @@ def _probes(state: State, rng: random.Random) -> list[tuple[int, AnyAction]]:
     """A spread of actions, legal or not, from every seat."""
     tiles = rng.sample(KINDS, 6) + list(state.players[state.turn].hand[:3])
     actions: list[AnyAction] = [Draw(), DeclareWin(), Pass(), TimeOut(), mj.Back()]
-    actions.append(Claim("mahjong"))
+    actions.append(Claim(kind="mahjong"))
     for tile in tiles:
-        actions += [Discard(tile), DeclareKang(tile), Claim("pong", (tile, tile))]
+        actions += [Discard(tile), DeclareKang(tile), Claim(kind="pong", tiles=(tile, tile))]
     if state.call is not None:
         for offers in state.call.offers:
             actions.extend(offers)
     if state.joker is not None:  # claims with a joker are never legal
-        actions += [Claim("pong", (state.joker, state.joker)), Discard(state.joker)]
+        actions += [Claim(kind="pong", tiles=(state.joker, state.joker)), Discard(state.joker)]
     return [(seat, action) for seat in range(4) for action in actions]
 
 

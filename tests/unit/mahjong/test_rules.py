@@ -249,22 +249,28 @@ def test_each_player_is_told_privately_what_they_may_claim() -> None:
     state = rig(CLAIMS, front="9s")
     state, _ = mj.apply(state, 0, Draw())
     state, events = mj.apply(state, 0, Discard("5m"))
-    chows = [Claim("chow", ("3m", "4m")), Claim("chow", ("4m", "6m")), Claim("chow", ("6m", "7m"))]
+    chows = [
+        Claim(kind="chow", tiles=("3m", "4m")),
+        Claim(kind="chow", tiles=("4m", "6m")),
+        Claim(kind="chow", tiles=("6m", "7m")),
+    ]
     assert events == [
         TileDiscarded(seat=0, tile="5m"),
         CallWindowOpened(discarder=0, tile="5m", seconds=10),
         ClaimsOffered(seat=1, tile="5m", claims=tuple(chows), seconds=10),
-        ClaimsOffered(seat=2, tile="5m", claims=(Claim("pong", ("5m", "5m")),), seconds=10),
+        ClaimsOffered(
+            seat=2, tile="5m", claims=(Claim(kind="pong", tiles=("5m", "5m")),), seconds=10
+        ),
     ]
     assert mj.to_act(state) == [1, 2]  # seat 3 has nothing to claim: not waited on
     assert mj.legal_actions(state, 1) == [*chows, Pass()]
-    assert mj.legal_actions(state, 2) == [Claim("pong", ("5m", "5m")), Pass()]
+    assert mj.legal_actions(state, 2) == [Claim(kind="pong", tiles=("5m", "5m")), Pass()]
     assert mj.legal_actions(state, 3) == [] == mj.legal_actions(state, 0)
     offer = events[2]
     assert mj.event_for(offer, 1) == offer
     assert mj.event_for(offer, 2) is None
     assert mj.event_for(offer, None) is None
-    assert mj.view(state, 2).legal == (Claim("pong", ("5m", "5m")), Pass())
+    assert mj.view(state, 2).legal == (Claim(kind="pong", tiles=("5m", "5m")), Pass())
     assert mj.view(state, 3).legal == ()
     assert mj.pending_timer(state) == Timer(kind="call", seats=(1, 2), seconds=10, opened_at=2)
 
@@ -275,7 +281,7 @@ def test_chow_only_for_the_next_player() -> None:
     assert state.call is not None
     assert state.call.offers[3] == ()
     assert all(c.kind == "chow" for c in state.call.offers[1])
-    raises(state, 3, Claim("chow", ("3m", "4m")), "cannot_claim")
+    raises(state, 3, Claim(kind="chow", tiles=("3m", "4m")), "cannot_claim")
 
 
 def test_chow_is_offered_to_the_next_player_around_the_table() -> None:
@@ -288,11 +294,11 @@ def test_chow_is_offered_to_the_next_player_around_the_table() -> None:
 
 def test_pong_beats_chow_even_when_the_chow_answers_first() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
-    state, events = mj.apply(state, 1, Claim("chow", ("3m", "4m")))
+    state, events = mj.apply(state, 1, Claim(kind="chow", tiles=("3m", "4m")))
     assert state.phase == "calls" and mj.to_act(state) == [2]  # a pong could still beat it
-    assert events == [CallAnswered(seat=1, claim=Claim("chow", ("3m", "4m")))]
+    assert events == [CallAnswered(seat=1, claim=Claim(kind="chow", tiles=("3m", "4m")))]
     assert mj.event_for(events[0], 2) is None
-    state, events = mj.apply(state, 2, Claim("pong", ("5m", "5m")))
+    state, events = mj.apply(state, 2, Claim(kind="pong", tiles=("5m", "5m")))
     meld = Meld(kind="pong", tiles=("5m",) * 3, claimed="5m", from_seat=0)
     assert events[-1] == TileClaimed(seat=2, discarder=0, meld=meld)
     assert state.players[2].melds == (meld,)
@@ -304,7 +310,7 @@ def test_pong_beats_chow_even_when_the_chow_answers_first() -> None:
 
 def test_a_claim_nobody_left_can_beat_resolves_at_once() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
-    state, _ = mj.apply(state, 2, Claim("pong", ("5m", "5m")))  # seat 1 only has chows
+    state, _ = mj.apply(state, 2, Claim(kind="pong", tiles=("5m", "5m")))  # seat 1 only has chows
     assert (state.phase, state.turn, mj.to_act(state)) == ("discard", 2, [2])
     # The claimer's turn starts: its turn clock (30 s by default) replaces the window's.
     assert mj.pending_timer(state) == Timer(kind="turn", seats=(2,), seconds=30, opened_at=3)
@@ -312,7 +318,9 @@ def test_a_claim_nobody_left_can_beat_resolves_at_once() -> None:
 
 def test_chow_wins_when_the_pong_holder_passes_and_the_claimer_discards_without_drawing() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
-    state, _ = play(state, [(1, Claim("chow", ("4m", "3m"))), (2, Pass())])  # any tile order
+    state, _ = play(
+        state, [(1, Claim(kind="chow", tiles=("4m", "3m"))), (2, Pass())]
+    )  # any tile order
     assert state.players[1].melds == (
         Meld(kind="chow", tiles=("3m", "4m", "5m"), claimed="5m", from_seat=0),
     )
@@ -353,7 +361,7 @@ def test_the_call_window_closes_on_time_outs_as_passes() -> None:
 
 def test_a_claim_made_before_the_time_out_still_counts() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
-    state, _ = play(state, [(1, Claim("chow", ("6m", "7m"))), (2, TimeOut())])
+    state, _ = play(state, [(1, Claim(kind="chow", tiles=("6m", "7m"))), (2, TimeOut())])
     assert state.players[1].melds[0].tiles == ("5m", "6m", "7m")
 
 
@@ -367,27 +375,30 @@ def test_the_call_window_length_is_an_option() -> None:
 
 def test_claims_not_offered_are_refused() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
-    raises(state, 1, Claim("pong", ("5m", "5m")), "cannot_claim")
-    raises(state, 2, Claim("chow", ("3m", "4m")), "cannot_claim")
-    raises(state, 2, Claim("kang", ("5m", "5m", "5m")), "cannot_claim")
-    raises(state, 2, Claim("mahjong"), "cannot_claim")
+    raises(state, 1, Claim(kind="pong", tiles=("5m", "5m")), "cannot_claim")
+    raises(state, 2, Claim(kind="chow", tiles=("3m", "4m")), "cannot_claim")
+    raises(state, 2, Claim(kind="kang", tiles=("5m", "5m", "5m")), "cannot_claim")
+    raises(state, 2, Claim(kind="mahjong"), "cannot_claim")
     raises(state, 3, Pass(), "not_your_turn")
     raises(state, 0, Draw(), "not_your_turn")
     raises(state, 1, Draw(), "not_your_turn")
     raises(state, 0, Discard("9s"), "not_your_turn")
-    state, _ = mj.apply(state, 1, Claim("chow", ("3m", "4m")))
+    state, _ = mj.apply(state, 1, Claim(kind="chow", tiles=("3m", "4m")))
     raises(state, 1, Pass(), "already_answered")
     before = rig(CLAIMS, front="9s")
-    raises(before, 1, Claim("chow", ("3m", "4m")), "cannot_claim")
+    raises(before, 1, Claim(kind="chow", tiles=("3m", "4m")), "cannot_claim")
     raises(before, 1, Pass(), "not_your_turn")
 
 
 def test_kang_claim_beats_chow_and_draws_a_replacement_first() -> None:
     state = after_discard(KANG_CLAIM, "9s", "5m", back="8p")
     assert state.call is not None
-    assert state.call.offers[2] == (Claim("kang", ("5m",) * 3), Claim("pong", ("5m",) * 2))
-    state, _ = mj.apply(state, 1, Claim("chow", ("3m", "4m")))
-    state, events = mj.apply(state, 2, Claim("kang", ("5m",) * 3))
+    assert state.call.offers[2] == (
+        Claim(kind="kang", tiles=("5m",) * 3),
+        Claim(kind="pong", tiles=("5m",) * 2),
+    )
+    state, _ = mj.apply(state, 1, Claim(kind="chow", tiles=("3m", "4m")))
+    state, events = mj.apply(state, 2, Claim(kind="kang", tiles=("5m",) * 3))
     meld = Meld(kind="kang", tiles=("5m",) * 4, claimed="5m", from_seat=0)
     assert events[-2:] == [
         TileClaimed(seat=2, discarder=0, meld=meld),
@@ -401,14 +412,14 @@ def test_kang_claim_beats_chow_and_draws_a_replacement_first() -> None:
 def test_no_kang_claim_on_the_last_discard() -> None:
     state = after_discard(KANG_CLAIM, "9s", "5m", wall_size=1)
     assert state.call is not None
-    assert state.call.offers[2] == (Claim("pong", ("5m",) * 2),)
+    assert state.call.offers[2] == (Claim(kind="pong", tiles=("5m",) * 2),)
 
 
 def test_mahjong_beats_pong() -> None:
     state = after_discard(WIN_OVER_PONG, "1z", "5m")
-    state, _ = mj.apply(state, 2, Claim("pong", ("5m", "5m")))
+    state, _ = mj.apply(state, 2, Claim(kind="pong", tiles=("5m", "5m")))
     assert state.phase == "calls"  # seat 3 may still win
-    state, events = mj.apply(state, 3, Claim("mahjong"))
+    state, events = mj.apply(state, 3, Claim(kind="mahjong"))
     assert events[-1] == HandWon(seat=3, tile="5m", self_draw=False, discarder=0)
     assert state.players[2].melds == ()
     result = mj.result(state)
@@ -417,7 +428,7 @@ def test_mahjong_beats_pong() -> None:
 
 def test_pong_stands_when_the_winner_passes() -> None:
     state = after_discard(WIN_OVER_PONG, "1z", "5m")
-    state, _ = play(state, [(2, Claim("pong", ("5m", "5m"))), (3, Pass())])
+    state, _ = play(state, [(2, Claim(kind="pong", tiles=("5m", "5m"))), (3, Pass())])
     assert state.players[2].melds[0].kind == "pong"
     assert (state.turn, state.phase) == (2, "discard")
 
@@ -428,9 +439,9 @@ def test_two_possible_winners_the_nearer_after_the_discarder_wins(by: int) -> No
     discarder, near, far = by, (by + 2) % 4, (by + 3) % 4
     state, _ = play(state, [(discarder, Draw()), (discarder, Discard("5m"))])
     assert mj.to_act(state) == sorted([near, far])
-    state, _ = mj.apply(state, far, Claim("mahjong"))
+    state, _ = mj.apply(state, far, Claim(kind="mahjong"))
     assert state.phase == "calls"  # the nearer one may still win
-    state, events = mj.apply(state, near, Claim("mahjong"))
+    state, events = mj.apply(state, near, Claim(kind="mahjong"))
     assert events[-1] == HandWon(seat=near, tile="5m", self_draw=False, discarder=discarder)
     result = mj.result(state)
     assert result is not None and result.winner == near
@@ -438,16 +449,16 @@ def test_two_possible_winners_the_nearer_after_the_discarder_wins(by: int) -> No
 
 def test_the_nearer_winner_resolves_at_once_and_the_farther_wins_if_the_nearer_passes() -> None:
     state = after_discard(TWO_WINNERS, "1z", "5m")
-    won, _ = mj.apply(state, 2, Claim("mahjong"))
+    won, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     assert mj.is_over(won)
-    passed, _ = play(state, [(2, Pass()), (3, Claim("mahjong"))])
+    passed, _ = play(state, [(2, Pass()), (3, Claim(kind="mahjong"))])
     result = mj.result(passed)
     assert result is not None and result.winner == 3
 
 
 def test_a_winning_discard_is_revealed_in_the_winners_hand() -> None:
     state = after_discard(TWO_WINNERS, "1z", "5m")
-    state, _ = mj.apply(state, 2, Claim("mahjong"))
+    state, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     result = mj.result(state)
     assert result is not None
     assert result.hands[2].hand.count("5m") == 2 and len(result.hands[2].hand) == 17
@@ -474,14 +485,14 @@ def test_wall_out_is_tabla_nobody_pays_and_the_dealer_keeps_the_deal() -> None:
 def test_the_last_discard_may_still_be_claimed() -> None:
     state = after_discard(TWO_WINNERS, "1z", "5m", wall_size=1)
     assert state.wall == () and state.phase == "calls"
-    state, _ = mj.apply(state, 2, Claim("mahjong"))
+    state, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     result = mj.result(state)
     assert result is not None and result.ending == "discard"
 
 
 def test_pong_on_the_last_discard_then_wall_out() -> None:
     state = after_discard(CLAIMS, "9s", "5m", wall_size=1)
-    state, _ = mj.apply(state, 2, Claim("pong", ("5m", "5m")))
+    state, _ = mj.apply(state, 2, Claim(kind="pong", tiles=("5m", "5m")))
     state, events = mj.apply(state, 2, Discard("9m"))
     assert events[-1] == WallExhausted()
     result = mj.result(state)
@@ -498,11 +509,11 @@ def test_dealer_rotation(dealer: int, winner: int | None, expected: int) -> None
 
 def test_dealer_rotation_in_results() -> None:
     kept = after_discard(TWO_WINNERS, "1z", "5m")
-    passed_on, _ = mj.apply(kept, 2, Claim("mahjong"))
+    passed_on, _ = mj.apply(kept, 2, Claim(kind="mahjong"))
     result = mj.result(passed_on)
     assert result is not None and (result.dealer, result.next_dealer) == (0, 1)
     state = rig(rotated(TWO_WINNERS, 3), dealer=3, front="1z")
-    state, _ = play(state, [(3, Draw()), (3, Discard("5m")), (1, Claim("mahjong"))])
+    state, _ = play(state, [(3, Draw()), (3, Discard("5m")), (1, Claim(kind="mahjong"))])
     result = mj.result(state)
     assert result is not None and (result.winner, result.next_dealer) == (1, 0)
 
@@ -512,7 +523,7 @@ def test_dealer_rotation_in_results() -> None:
 
 def test_win_on_a_discard_discarder_pays_2_others_1() -> None:
     state = after_discard(TWO_WINNERS, "1z", "5m")
-    state, _ = mj.apply(state, 2, Claim("mahjong"))
+    state, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     result = mj.result(state)
     assert result is not None
     assert result.payments == (-2, -1, 4, -1)
@@ -538,7 +549,7 @@ def test_win_on_a_discard_with_kangs_adds_1_per_kang_from_every_loser(
     hands[2] = hand
     melds = [Meld(kind="kang", tiles=(tile,) * 4, concealed=True) for tile in kangs]
     state = after_discard(tuple(hands), "1z", "5m", melds={2: melds})
-    state, _ = mj.apply(state, 2, Claim("mahjong"))
+    state, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     result = mj.result(state)
     assert result is not None and result.payments == payments
 
@@ -551,7 +562,7 @@ def test_self_draw_everyone_pays_2() -> None:
     result = mj.result(state)
     assert result is not None and result.ending == "self_draw"
     assert result.payments == (6, -2, -2, -2)
-    assert all(c.items == (mj.Item("self_draw", 2),) for c in result.charges)
+    assert all(c.items == (mj.Item(name="self_draw", units=2),) for c in result.charges)
 
 
 def test_self_draw_with_two_kangs_everyone_pays_4() -> None:
@@ -561,7 +572,10 @@ def test_self_draw_with_two_kangs_everyone_pays_4() -> None:
     result = mj.result(state)
     assert result is not None
     assert result.payments == (12, -4, -4, -4)
-    assert result.charges[0].items == (mj.Item("self_draw", 2), mj.Item("kang", 2))
+    assert result.charges[0].items == (
+        mj.Item(name="self_draw", units=2),
+        mj.Item(name="kang", units=2),
+    )
     assert result.next_dealer == 0  # the dealer won
 
 

@@ -43,7 +43,7 @@ def test_a_seat_sees_its_own_tiles_and_nobody_elses() -> None:
 
 def test_everyone_sees_melds_flowers_and_discards() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
-    state, _ = mj.apply(state, 2, Claim("pong", ("5m", "5m")))
+    state, _ = mj.apply(state, 2, Claim(kind="pong", tiles=("5m", "5m")))
     for seat in (None, 0, 1, 3):
         seen = mj.view(state, seat)
         assert seen.players[2].melds == state.players[2].melds
@@ -54,7 +54,7 @@ def test_everyone_sees_melds_flowers_and_discards() -> None:
 def test_claim_options_are_private_and_the_window_does_not_say_who_is_waited_on() -> None:
     state = after_discard(CLAIMS, "9s", "5m")
     assert mj.view(state, 1).legal[-1] == Pass()
-    assert mj.view(state, 2).legal == (Claim("pong", ("5m", "5m")), Pass())
+    assert mj.view(state, 2).legal == (Claim(kind="pong", tiles=("5m", "5m")), Pass())
     for seat in (None, 0, 3):
         seen = mj.view(state, seat)
         assert seen.legal == ()
@@ -65,7 +65,7 @@ def test_claim_options_are_private_and_the_window_does_not_say_who_is_waited_on(
 
 def test_everything_is_revealed_when_the_hand_is_over() -> None:
     state = after_discard(TWO_WINNERS, "1z", "5m")
-    state, _ = mj.apply(state, 2, Claim("mahjong"))
+    state, _ = mj.apply(state, 2, Claim(kind="mahjong"))
     seen = mj.view(state, None)
     assert [p.hand for p in seen.players] == [p.hand for p in state.players]
     assert seen.result == mj.result(state)
@@ -113,7 +113,7 @@ def test_events_of_a_whole_hand_hide_concealed_tiles_from_others() -> None:
 
 def _mid_hand() -> State:
     state = after_discard(CLAIMS, "9s", "5m")
-    state, _ = mj.apply(state, 1, Claim("chow", ("3m", "4m")))
+    state, _ = mj.apply(state, 1, Claim(kind="chow", tiles=("3m", "4m")))
     return state
 
 
@@ -126,7 +126,7 @@ def test_state_view_and_result_round_trip(codec: object) -> None:
     for seat in (None, 0, 1):
         assert decode(encode(mj.view(state, seat)), type=View) == mj.view(state, seat)
     over = after_discard(TWO_WINNERS, "1z", "5m")
-    over, _ = mj.apply(over, 2, Claim("mahjong"))
+    over, _ = mj.apply(over, 2, Claim(kind="mahjong"))
     assert decode(encode(mj.result(over)), type=mj.Result) == mj.result(over)
 
 
@@ -137,8 +137,11 @@ def test_state_view_and_result_round_trip(codec: object) -> None:
         (b'{"type": "discard", "tile": "5m"}', Discard("5m")),
         (b'{"type": "declare_kang", "tile": "1p"}', DeclareKang("1p")),
         (b'{"type": "declare_win"}', DeclareWin()),
-        (b'{"type": "claim", "kind": "chow", "tiles": ["3m", "4m"]}', Claim("chow", ("3m", "4m"))),
-        (b'{"type": "claim", "kind": "mahjong"}', Claim("mahjong")),
+        (
+            b'{"type": "claim", "kind": "chow", "tiles": ["3m", "4m"]}',
+            Claim(kind="chow", tiles=("3m", "4m")),
+        ),
+        (b'{"type": "claim", "kind": "mahjong"}', Claim(kind="mahjong")),
         (b'{"type": "pass"}', Pass()),
         (b'{"type": "time_out"}', TimeOut()),
     ],
@@ -169,6 +172,8 @@ def test_bad_actions_are_refused_at_decode(payload: bytes) -> None:
 
 def test_events_round_trip_through_their_decoder() -> None:
     state = rig(CLAIMS, front="1f", back="9s")
-    _, events = play(state, [(0, Draw()), (0, Discard("5m")), (1, Claim("chow", ("3m", "4m")))])
+    _, events = play(
+        state, [(0, Draw()), (0, Discard("5m")), (1, Claim(kind="chow", tiles=("3m", "4m")))]
+    )
     for event in events:
         assert mj.EVENT_JSON_DECODER.decode(msgspec.json.encode(event)) == event

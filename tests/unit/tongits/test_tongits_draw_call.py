@@ -219,7 +219,7 @@ def test_sapaw_on_your_melds_blocks_your_next_call_on_classic_tables() -> None:
         turn=2,
         phase="play",
     )
-    state, _ = apply(state, 2, LayOff(("6S",), 0))
+    state, _ = apply(state, 2, LayOff(cards=("6S",), meld_id=0))
     assert state.sapawed == (True, False, False)
     state, _ = apply(state, 2, Discard("10H"))
     assert state.turn == 0
@@ -245,7 +245,7 @@ def test_sapaw_on_your_own_meld_blocks_your_next_call_on_classic_tables() -> Non
         turn=0,
         phase="play",
     )
-    state, _ = apply(state, 0, LayOff(("6S",), 0))
+    state, _ = apply(state, 0, LayOff(cards=("6S",), meld_id=0))
     assert state.own_sapaw
     state, _ = apply(state, 0, Discard("KC"))
     assert state.sapawed == (True, False, False)

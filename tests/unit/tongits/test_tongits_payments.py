@@ -347,7 +347,7 @@ def test_a_tongits_winner_who_never_opened_is_not_burned() -> None:
     state = table(
         hands=["8H", "AS 2H 5C", "8C 10S"], melds=[meld(0, 1, "5H 6H 7H")], turn=0, phase="play"
     )
-    result = _run(state, (0, LayOff(("8H",), 0)))
+    result = _run(state, (0, LayOff(cards=("8H",), meld_id=0)))
     assert result.winners == (0,)
     assert result.burned == (False, False, True)
     assert result.payments == (6, -2, -4)

@@ -87,7 +87,7 @@ def _candidate(draw: st.DrawFn, state: State) -> tuple[int, Action]:
         TakeDiscard(group),
         Meld(group),
         ExposeSecretSet(group),
-        LayOff(group, meld_id),
+        LayOff(cards=group, meld_id=meld_id),
         Discard(group[0] if group else "AS"),
         CallDraw(),
         Fight(),

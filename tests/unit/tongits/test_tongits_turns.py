@@ -133,7 +133,7 @@ def test_draw_first_then_play() -> None:
     state = _start()
     assert _code(state, 0, Meld(("5H", "6H", "7H"))) == "must_draw_first"
     assert _code(state, 0, Discard("KC")) == "must_draw_first"
-    assert _code(state, 0, LayOff(("KC",), 0)) == "must_draw_first"
+    assert _code(state, 0, LayOff(cards=("KC",), meld_id=0)) == "must_draw_first"
     drawn, _ = apply(state, 0, Draw())
     assert _code(drawn, 0, Draw()) == "already_drew"
     assert _code(drawn, 0, TakeDiscard(("5H", "6H"))) == "already_drew"
@@ -210,7 +210,7 @@ def test_secret_sets_are_off_on_kalaro_tables() -> None:
 
 def test_lay_off_on_an_opponents_meld() -> None:
     state = _playing()
-    new, events = apply(state, 1, LayOff(("9H", "8H"), 0))
+    new, events = apply(state, 1, LayOff(cards=("9H", "8H"), meld_id=0))
     assert new.melds[0].cards == cards("5H 6H 7H 8H 9H")
     assert new.melds[0].placed_by == (0, 0, 0, 1, 1)
     assert new.melds[0].owner == 0
@@ -228,7 +228,7 @@ def test_lay_off_on_ones_own_meld_and_at_the_low_end() -> None:
         turn=0,
         phase="play",
     )
-    new, _ = apply(state, 0, LayOff(("4H", "3H"), 0))
+    new, _ = apply(state, 0, LayOff(cards=("4H", "3H"), meld_id=0))
     assert new.melds[0].cards == cards("3H 4H 5H 6H 7H")
     assert new.own_sapaw
     assert new.sapawed == (False, False, False)
@@ -246,7 +246,7 @@ def test_lay_off_on_ones_own_meld_and_at_the_low_end() -> None:
     ],
 )
 def test_lay_off_refusals(lay: tuple[str, ...], meld_id: int, code: str) -> None:
-    assert _code(_playing(), 1, LayOff(lay, meld_id)) == code
+    assert _code(_playing(), 1, LayOff(cards=lay, meld_id=meld_id)) == code
 
 
 def test_lay_off_the_fourth_card_of_a_set() -> None:
@@ -256,8 +256,8 @@ def test_lay_off_the_fourth_card_of_a_set() -> None:
         turn=1,
         phase="play",
     )
-    assert LayOff(("9C",), 0) in legal_actions(state, 1)
-    new, _ = apply(state, 1, LayOff(("9C",), 0))
+    assert LayOff(cards=("9C",), meld_id=0) in legal_actions(state, 1)
+    new, _ = apply(state, 1, LayOff(cards=("9C",), meld_id=0))
     assert new.melds[0].cards == cards("9S 9H 9D 9C")
 
 
@@ -321,7 +321,7 @@ def test_tongits_by_laying_off_the_last_card() -> None:
         turn=0,
         phase="play",
     )
-    _, events = apply(state, 0, LayOff(("8H",), 1))
+    _, events = apply(state, 0, LayOff(cards=("8H",), meld_id=1))
     assert _ended(events).result.winners == (0,)
 
 

@@ -99,7 +99,7 @@ def test_a_secret_set_is_face_down_for_others_until_the_end() -> None:
     assert event_for(event, None) == SecretSetExposed(seat=0, meld_id=1, cards=())
     # nothing can be laid off on it; at the end everyone sees it
     with pytest.raises(IllegalAction) as err:
-        apply(state, 0, LayOff(("2S",), 1))
+        apply(state, 0, LayOff(cards=("2S",), meld_id=1))
     assert err.value.code == "invalid_lay_off"
     assert not any(isinstance(a, LayOff) and a.meld_id == 1 for a in legal_actions(state, 0))
     state, _ = apply(state, 0, Discard("KD"))
@@ -134,7 +134,7 @@ def test_every_action_round_trips_through_both_decoders() -> None:
         TakeDiscard(("5H", "6H")),
         Meld(("AS", "2S", "3S")),
         ExposeSecretSet(("9S", "9H", "9D", "9C")),
-        LayOff(("10H",), 3),
+        LayOff(cards=("10H",), meld_id=3),
         Discard("KC"),
         CallDraw(),
         Fight(),
@@ -144,7 +144,7 @@ def test_every_action_round_trips_through_both_decoders() -> None:
     for action in actions:
         assert ACTION_JSON_DECODER.decode(msgspec.json.encode(action)) == action
         assert ACTION_MSGPACK_DECODER.decode(msgspec.msgpack.encode(action)) == action
-    assert msgspec.json.encode(LayOff(("10H",), 3)) == (
+    assert msgspec.json.encode(LayOff(cards=("10H",), meld_id=3)) == (
         b'{"type":"lay_off","cards":["10H"],"meld_id":3}'
     )
     assert decode_action(b'{"type":"time_out"}') == TimeOut()

@@ -1,19 +1,24 @@
 """Ka Wu Xing, the fast three-player Mahjong, as a pure rules library (ruleset ``kawuxing``).
 
-The contract every engine shares: ``new_hand(options, seed, dealer)``,
+The contract every engine shares (:class:`kalaro.games.contract.GameModule`):
+``new_hand(options, seed, dealer)``,
 ``legal_actions(state, seat)``, ``apply(state, seat, action) -> (state, events)``,
 ``view(state, seat | None)``, ``result(state)``, plus ``to_act`` and ``pending_timer``
 for the worker. No I/O, no clock, no global random: a hand replays from
 (options, seed, dealer, actions). The rules for players are in ``docs/rules/kawuxing.md``.
 
 Modules: ``options`` (the ruleset and house rules), ``state`` (one hand), ``actions``
-and ``events`` (the message unions), ``hands`` (the 84 tiles, winning patterns, waits,
-score items), ``engine`` (the table flow), ``scoring`` (payments, kong scores, host
-rotation, the most one player can lose), ``views`` (what each seat may see).
+and ``events`` (the message unions), ``hands`` (the 84 tiles, winning patterns, waits),
+``items`` (the score items of a win), ``deal`` (the deal, tile and hand-size checks),
+``offers`` (who may win on a tile, claim it, declare a kong, show), ``engine`` (the
+moves), ``table`` (its facts for the shared tile flow), ``scoring`` (payments, kong
+scores, host rotation, the most one player can lose), ``views`` (what each seat may
+see).
 """
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.clock import Clock
+from kalaro.games.contract import Secrets
 from kalaro.games.kawuxing.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -32,18 +37,8 @@ from kalaro.games.kawuxing.actions import (
     TimeOut,
     decode_action,
 )
-from kalaro.games.kawuxing.engine import (
-    apply,
-    away_seats,
-    can_win_on,
-    hand_size_ok,
-    is_over,
-    legal_actions,
-    new_hand,
-    pending_timer,
-    tiles_in_play,
-    to_act,
-)
+from kalaro.games.kawuxing.deal import hand_size_ok, new_hand, tiles_in_play
+from kalaro.games.kawuxing.engine import apply, legal_actions
 from kalaro.games.kawuxing.events import (
     EVENT_JSON_DECODER,
     AnyEvent,
@@ -66,18 +61,15 @@ from kalaro.games.kawuxing.events import (
 )
 from kalaro.games.kawuxing.hands import (
     HAND_SIZE,
-    ITEM_MULTIPLIERS,
     KINDS,
     TILES_84,
     WINNING_SETS,
-    ItemName,
-    Score,
-    ScoreItem,
     is_seven_pairs,
     is_winning,
-    score_win,
     waits,
 )
+from kalaro.games.kawuxing.items import ITEM_MULTIPLIERS, ItemName, Score, ScoreItem, score_win
+from kalaro.games.kawuxing.offers import can_win_on
 from kalaro.games.kawuxing.options import RULESETS, Options, options_for
 from kalaro.games.kawuxing.scoring import (
     KONG_UNITS,
@@ -93,10 +85,10 @@ from kalaro.games.kawuxing.scoring import (
 )
 from kalaro.games.kawuxing.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.kawuxing.views import CallView, MeldView, PlayerView, View, Wait, view
-from kalaro.games.registry import Secrets
+from kalaro.games.tilegame.flow import away_seats, is_over, pending_timer, to_act
 from kalaro.games.tilegame.views import board
 
-# The game's facts, for the registry (kalaro.games.registry.GameModule).
+# The game's facts, for the registry (kalaro.games.contract.GameModule).
 NAME = "kawuxing"
 
 

@@ -57,7 +57,7 @@ class DeclareWin(Action, frozen=True, tag="declare_win"):
     """Win by self-draw: the hand is complete after one's own draw (or kong replacement)."""
 
 
-class Claim(Action, frozen=True, tag="claim"):
+class Claim(Action, frozen=True, tag="claim", kw_only=True):
     """Claim the discard (or the tile added to a kong, for ``win`` only).
 
     ``tiles`` are the concealed tiles that join it (none for a win).

@@ -3,7 +3,8 @@
 Pure functions over :class:`State`: ``apply`` returns a new state and the events of the
 move, or raises ``IllegalAction`` and leaves nothing changed. Chance is the seed given to
 ``new_hand``; call windows and (with ``turn_seconds``) turns end on ``TimeOut`` actions
-sent by the worker.
+sent by the worker. This module is the moves; the deal is :mod:`~kalaro.games.kawuxing.deal`,
+who may win or claim a tile :mod:`~kalaro.games.kawuxing.offers`.
 
 The turn: the player to move taps Draw (front of the wall). Holding four alike, or the
 fourth tile of an own pong, they may declare a kong and draw a replacement from the
@@ -38,15 +39,10 @@ first to an away seat at any moment), clears that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Never, NoReturn
-
 import msgspec
 
-from kalaro.games import clock
-from kalaro.games.base import IllegalAction, shuffled
+from kalaro.games.base import IllegalAction
 from kalaro.games.kawuxing.actions import (
-    CLAIM_PRIORITY,
     AnyAction,
     Back,
     Claim,
@@ -60,158 +56,33 @@ from kalaro.games.kawuxing.actions import (
 )
 from kalaro.games.kawuxing.events import (
     AnyEvent,
-    CallAnswered,
-    ClaimsOffered,
     HandShown,
     HandWon,
     KongDeclared,
     KongOffered,
-    TileClaimed,
     TileDiscarded,
     TileDrawn,
 )
-from kalaro.games.kawuxing.hands import (
-    HAND_SIZE,
-    TILES_84,
-    is_winning,
-    score_win,
-    waiting_discards,
-    waits,
-)
-from kalaro.games.kawuxing.options import Options
-from kalaro.games.kawuxing.state import (
-    SEATS,
-    CallWindow,
-    Meld,
-    Outcome,
-    Player,
-    State,
-    Timer,
-)
+from kalaro.games.kawuxing.hands import is_winning, waits
+from kalaro.games.kawuxing.offers import can_win_on, claim_offers, kong_tiles, show_tiles
+from kalaro.games.kawuxing.state import Meld, Outcome, State
+from kalaro.games.kawuxing.table import TABLE
+from kalaro.games.tilegame import calls
 from kalaro.games.tilegame import flow as tilegame
-from kalaro.games.tilegame.flow import replaced, with_tiles, without_tiles
-from kalaro.games.tiles import sort_key
-
-#: The deal: three rounds of four tiles from the dealer, then one more each (13).
-_DEAL_ROUNDS = 3
-_DEAL_BATCH = 4
-
-
-_TABLE = tilegame.Table(
-    game="Ka Wu Xing",
-    seats=SEATS,
-    kong="kong",
-    win=Claim("win"),
-    priority=CLAIM_PRIORITY,
-    several_winners=True,
-    turn_fields={"replacement": False, "visible_kong": False},
-    claim=Claim,
-    call_window=CallWindow,
-    outcome=Outcome,
-    claims_offered=ClaimsOffered,
-    call_answered=CallAnswered,
-    tile_claimed=TileClaimed,
-)
-
-
-# -- the deal -----------------------------------------------------------------------
-
-
-def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
-    """Shuffle the 84 tiles with ``seed`` and deal 13 to each seat; the dealer draws first.
-
-    The first host is drawn from the seed when ``dealer`` is None; afterwards the worker
-    passes ``result(previous).next_dealer``.
-    """
-    dealer = tilegame.choose_dealer(seed, dealer, SEATS)
-    batches = [_DEAL_BATCH] * _DEAL_ROUNDS + [1]
-    hands, wall = tilegame.deal(shuffled(TILES_84, seed), dealer, SEATS, batches)
-    players = tuple(Player(hand=tuple(sorted(hands[s], key=sort_key))) for s in range(SEATS))
-    return State(
-        options=options,
-        dealer=dealer,
-        players=players,
-        wall=wall,
-        turn=dealer,
-        phase="draw",
-    )
-
+from kalaro.games.tilegame.table import replaced, with_tiles, without_tiles
 
 # -- what a seat may do -------------------------------------------------------------
 
 
-def can_win_on(
-    state: State, seat: int, tile: str, *, robbing: bool, after_kong: bool
-) -> tuple[bool, bool]:
-    """Whether ``tile`` from another player completes ``seat``'s hand, and whether it
-    may win with it: a chicken hand wins only by self-draw, unless it is shown."""
-    player = state.players[seat]
-    hand = with_tiles(player.hand, tile)
-    if not is_winning(hand, player.melds):
-        return False, False
-    if player.shown:
-        return True, True
-    score = score_win(
-        hand,
-        player.melds,
-        tile,
-        source="robbed_kong" if robbing else "discard",
-        after_kong=after_kong,
-        cap=state.options.cap,
-    )
-    return True, score is not None and not score.chicken
-
-
-def _claim_offers(
-    state: State, discarder: int, tile: str, *, robbing: bool, after_kong: bool
-) -> tuple[tuple[Claim, ...], ...]:
-    """What each seat may claim on ``discarder``'s ``tile`` (nothing for the discarder)."""
-    offers: list[tuple[Claim, ...]] = []
-    for seat, player in enumerate(state.players):
-        mine: list[Claim] = []
-        if seat != discarder:
-            _, may_win = can_win_on(state, seat, tile, robbing=robbing, after_kong=after_kong)
-            if may_win:
-                mine.append(Claim("win"))
-            # A shown hand is locked; a robbed kong's tile can only be won on.
-            if not player.shown and not robbing:
-                held = player.hand.count(tile)
-                if held >= 3 and state.wall:  # a kong needs a replacement tile
-                    mine.append(Claim("kong", (tile, tile, tile)))
-                if held >= 2:
-                    mine.append(Claim("pong", (tile, tile)))
-        offers.append(tuple(mine))
-    return tuple(offers)
-
-
-def _kong_tiles(state: State, seat: int) -> list[str]:
-    """Tiles ``seat`` may declare a kong of now (none once its hand is shown)."""
-    return [] if state.players[seat].shown else tilegame.kong_tiles(state, seat)
-
-
-def _show_tiles(player: Player) -> list[str]:
-    """The discards after which the rest of the hand is waiting (Show Hand options)."""
-    if player.shown:
-        return []
-    return list(waiting_discards(player.hand, player.melds))
-
-
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
-    """Everything ``seat`` may do now (its private claim options included).
+    """What ``seat`` may do now; a shown hand is locked, a chicken hand never offered a win."""
+    return tilegame.legal_actions(
+        state, seat, turn_moves=_turn_moves, back=Back(), pass_=Pass(), draw=Draw()
+    )
 
-    A seat marked away is offered ``Back`` first, whether or not it is to move.
-    """
-    return tilegame.legal_actions(state, seat, _moves, Back())
 
-
-def _moves(state: State, seat: int) -> list[AnyAction]:
-    """What ``seat`` may play now (the hand is not over)."""
-    if state.phase == "calls":
-        return tilegame.call_moves(state, seat, Pass())
-    if seat != state.turn:
-        return []
-    if state.phase == "draw":
-        return [Draw()]
+def _turn_moves(state: State, seat: int) -> list[AnyAction]:
+    """The turn's moves once its tile is held: win, kong, discard, Show Hand."""
     player = state.players[seat]
     actions: list[AnyAction] = []
     if state.drawn is not None and is_winning(player.hand, player.melds):
@@ -220,48 +91,21 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
         # Only a winning draw waits for its owner; the hand may still let it go.
         assert state.drawn is not None
         return [*actions, Discard(state.drawn)]
-    actions.extend(DeclareKong(t) for t in _kong_tiles(state, seat))
+    actions.extend(DeclareKong(t) for t in kong_tiles(state, seat))
     actions.extend(Discard(t) for t in dict.fromkeys(player.hand))
-    actions.extend(ShowHand(t) for t in _show_tiles(player))
+    actions.extend(ShowHand(t) for t in show_tiles(player))
     return actions
-
-
-def to_act(state: State) -> list[int]:
-    """Seats whose input the hand waits for: the player to move, or the seats that may claim."""
-    return tilegame.to_act(state)
-
-
-def pending_timer(state: State) -> Timer | None:
-    """The deadline the worker must run now, if any: the call window, or the turn.
-
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
-    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
-    claim is private).
-    """
-    return tilegame.pending_timer(state, Timer)
-
-
-def away_seats(state: State) -> tuple[int, ...]:
-    """The seats marked away now (at the hand's end: to sit out the next deal)."""
-    return clock.away_seats(state.away)
-
-
-def is_over(state: State) -> bool:
-    """Whether the hand has ended (won or wall out); ``result`` then has the payments."""
-    return state.phase == "over"
 
 
 # -- moves --------------------------------------------------------------------------
 
 
 def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEvent]]:
-    """Play ``action`` for ``seat``: the new state and what happened.
+    """The new state and what happened when ``seat`` plays ``action`` (or ``IllegalAction``)."""
+    return tilegame.play(TABLE, state, seat, action, _move)
 
-    ``IllegalAction`` (with a stable ``code``) for anything the rules refuse; ``state``
-    itself is never changed.
-    """
-    tilegame.check_move(_TABLE, state, seat)
-    events: list[AnyEvent] = []
+
+def _move(state: State, seat: int, action: AnyAction, events: list[AnyEvent]) -> State:
     match action:
         case Draw():
             new = _draw(state, seat, events)
@@ -280,21 +124,10 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
         case TimeOut():
             new = _time_out(state, seat, events)
         case Back():
-            new = tilegame.back(_TABLE, state, seat, events)
+            new = tilegame.back(TABLE, state, seat, events)
         case _:
-            _unhandled(action)
-    timed_out = isinstance(action, TimeOut)
-    answered = state.phase == "calls" and isinstance(action, Claim | Pass | TimeOut)
-    new = tilegame.end_move(
-        _TABLE, state, new, seat, timed_out=timed_out, answered=answered, events=events
-    )
-    return new, events
-
-
-def _unhandled(action: Never) -> NoReturn:
-    # Typed ``Never`` so that an action added to the union but not to ``apply`` is a
-    # type error; at run time, something that is not an action at all.
-    raise tilegame.unknown_action(_TABLE, action)
+            tilegame.unhandled(TABLE, action)
+    return new
 
 
 def _draw(state: State, seat: int, events: list[AnyEvent]) -> State:
@@ -362,13 +195,13 @@ def _put_down(
 ) -> State:
     """``seat`` discards ``tile``: open the call window, or pass the turn on."""
     after_kong = state.after_visible_kong  # Fire on Kong: never after a concealed kong
-    state = tilegame.to_discards(_TABLE, state, seat, tile)
+    state = tilegame.to_discards(TABLE, state, seat, tile)
     events.append(TileDiscarded(seat=seat, tile=tile, auto=auto))
     if shown is not None:
         events.append(HandShown(seat=seat, hand=shown[0], waits=shown[1]))
-    offers = _claim_offers(state, seat, tile, robbing=False, after_kong=after_kong)
-    return tilegame.offer(
-        _TABLE, state, seat, tile, offers, events, answer=_answer, after_kong=after_kong
+    offers = claim_offers(state, seat, tile, robbing=False, after_kong=after_kong)
+    return calls.offer(
+        TABLE, state, seat, tile, offers, events, answer=_answer, after_kong=after_kong
     )
 
 
@@ -377,20 +210,20 @@ def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
     player = state.players[seat]
     if player.shown:
         raise IllegalAction("hand_shown", "a shown hand cannot change")
-    tilegame.check_kong(_TABLE, state, "after claiming a pong you must discard")
+    tilegame.check_kong(TABLE, state, "after claiming a pong you must discard")
     if player.hand.count(tile) == 4:
         meld = Meld(kind="kong", tiles=(tile,) * 4, kong="concealed", on_kong=state.replacement)
         state = tilegame.concealed_kong(state, seat, tile, meld)
         events.append(KongDeclared(seat=seat, kong="concealed", tile=tile, on_kong=meld.on_kong))
         return _take_tile(state, seat, replacement=True, events=events)
-    tilegame.pong_of(_TABLE, player, tile)
+    tilegame.pong_of(TABLE, player, tile)
     # The tile added to a pong may be won on by the others (Rob a Kong) before it counts.
-    offers = _claim_offers(state, seat, tile, robbing=True, after_kong=False)
+    offers = claim_offers(state, seat, tile, robbing=True, after_kong=False)
     if any(offers):
-        if tilegame.in_sight(state, offers):  # else only away seats could: out of sight
+        if calls.in_sight(state, offers):  # else only away seats could: out of sight
             events.append(KongOffered(seat=seat, tile=tile))
-        return tilegame.open_window(
-            _TABLE,
+        return calls.open_window(
+            TABLE,
             state,
             seat,
             tile,
@@ -405,7 +238,7 @@ def _declare_kong(state: State, seat: int, tile: str, events: list[AnyEvent]) ->
 
 def _extend_pong(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
     """Nobody robbed it: the pong becomes an extended kong; a replacement follows."""
-    pong = state.players[seat].melds[tilegame.pong_of(_TABLE, state.players[seat], tile)]
+    pong = state.players[seat].melds[tilegame.pong_of(TABLE, state.players[seat], tile)]
     meld = msgspec.structs.replace(
         pong, kind="kong", tiles=(tile,) * 4, kong="extended", on_kong=state.replacement
     )
@@ -443,9 +276,9 @@ def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]
     Any seat that may still win is waited for (it could win alone, or as a second
     winner); a kong or pong goes ahead once nobody still deciding could outrank it.
     """
-    state = tilegame.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
-    return tilegame.resolve(
-        _TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_extend_pong
+    state = calls.record_answer(TABLE, state, seat, claim, events, refuse=_refuse_claim)
+    return calls.resolve(
+        TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_extend_pong
     )
 
 
@@ -466,18 +299,14 @@ def _refuse_claim(state: State, seat: int, claim: Claim) -> None:
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
-    """Play for a seat whose timer ran out, conservatively.
+    """A time-out (:func:`~kalaro.games.tilegame.calls.time_out`); it never shows the hand."""
+    return calls.time_out(
+        TABLE, state, seat, events, answer=_answer, draw=_draw, turn=_timed_out_turn
+    )
 
-    A call window: claim the win if offered, else pass. A turn: draw if not drawn, win
-    if the hand is complete, else discard the drawn tile (after a pong: the rightmost).
-    """
-    if state.phase == "calls":
-        return _answer(state, seat, tilegame.timed_out_answer(_TABLE, state, seat), events)
-    tilegame.check_turn_timeout(state, seat)
-    if state.phase == "draw":
-        state = _draw(state, seat, events)
-        if state.phase != "discard":  # a shown hand's draw went out at once (or wall out)
-            return state
+
+def _timed_out_turn(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """Win with a complete hand, else discard the drawn tile (after a pong: the rightmost)."""
     player = state.players[seat]
     if state.drawn is not None and is_winning(player.hand, player.melds):
         return _declare_win(state, seat, events)
@@ -490,7 +319,7 @@ def _win_on_tile(state: State, winners: tuple[int, ...], events: list[AnyEvent])
     call = state.call
     assert call is not None
     tile, giver_seat = call.tile, call.discarder
-    players = tilegame.give_tile(state, winners[0])
+    players = calls.give_tile(state, winners[0])
     events.extend(
         HandWon(seat=s, tile=tile, self_draw=False, discarder=giver_seat, robbed_kong=call.robbing)
         for s in winners
@@ -519,31 +348,7 @@ def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent])
         from_seat=discarder,
         kong="exposed" if claim.kind == "kong" else None,
     )
-    state = tilegame.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
+    state = calls.claim_meld(TABLE, state, seat, claim.tiles, meld, events)
     if claim.kind == "kong":
         return _take_tile(state, seat, replacement=True, events=events, visible=True)
     return state
-
-
-def tiles_in_play(state: State) -> Iterable[str]:
-    """Every tile the state holds, wherever it is (for "all 84 accounted for" checks)."""
-    yield from state.wall
-    for player in state.players:
-        yield from player.hand
-        yield from player.discards
-        for meld in player.melds:
-            yield from meld.tiles
-
-
-def hand_size_ok(state: State) -> bool:
-    """Each seat holds 13 tiles, counting 3 per meld, the turn's player one more after drawing."""
-    for seat, player in enumerate(state.players):
-        held = len(player.hand) + 3 * len(player.melds)
-        # The player to move holds the drawn tile, also while others may rob its kong.
-        robbing = state.call is not None and state.call.robbing
-        extra = seat == state.turn and (state.phase == "discard" or robbing)
-        # The first winner on a discard holds the winning tile too.
-        won = state.outcome is not None and seat in state.outcome.winners[:1]
-        if held != HAND_SIZE + (extra or won):
-            return False
-    return True

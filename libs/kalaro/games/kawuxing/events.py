@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-class TileDrawn(Event, frozen=True, tag="tile_drawn"):
+class TileDrawn(Event, frozen=True, tag="tile_drawn", kw_only=True):
     """``seat`` drew a tile: from the front, or from the back as a kong's replacement.
 
     ``tile`` is None in the copy the others get, unless the drawer's hand is shown.
@@ -58,7 +58,7 @@ class TileDrawn(Event, frozen=True, tag="tile_drawn"):
     shown: bool = False
 
 
-class TileDiscarded(Event, frozen=True, tag="tile_discarded"):
+class TileDiscarded(Event, frozen=True, tag="tile_discarded", kw_only=True):
     """``seat`` discarded ``tile``; ``auto``: a shown hand's draw that did not win."""
 
     seat: int
@@ -66,7 +66,7 @@ class TileDiscarded(Event, frozen=True, tag="tile_discarded"):
     auto: bool = False
 
 
-class HandShown(Event, frozen=True, tag="hand_shown"):
+class HandShown(Event, frozen=True, tag="hand_shown", kw_only=True):
     """``seat`` declared Show Hand with its discard: ``hand`` is public from now on."""
 
     seat: int
@@ -74,7 +74,7 @@ class HandShown(Event, frozen=True, tag="hand_shown"):
     waits: tuple[str, ...]
 
 
-class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
+class ClaimsOffered(Event, frozen=True, tag="claims_offered", kw_only=True):
     """Private to ``seat``: what it may claim (it may also pass)."""
 
     seat: int
@@ -83,14 +83,14 @@ class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
     seconds: int
 
 
-class CallAnswered(Event, frozen=True, tag="call_answered"):
+class CallAnswered(Event, frozen=True, tag="call_answered", kw_only=True):
     """Private to ``seat``: its answer was recorded (``claim`` None = pass)."""
 
     seat: int
     claim: Claim | None
 
 
-class TileClaimed(Event, frozen=True, tag="tile_claimed"):
+class TileClaimed(Event, frozen=True, tag="tile_claimed", kw_only=True):
     """``seat`` claimed the discard for a pong or kong, now exposed as ``meld``."""
 
     seat: int
@@ -98,7 +98,7 @@ class TileClaimed(Event, frozen=True, tag="tile_claimed"):
     meld: Meld
 
 
-class KongDeclared(Event, frozen=True, tag="kong_declared"):
+class KongDeclared(Event, frozen=True, tag="kong_declared", kw_only=True):
     """``seat`` declared a kong on its turn: concealed (four in hand) or extended.
 
     ``tile`` is None in the copy the others get of a concealed kong (it lies face down).
@@ -111,14 +111,14 @@ class KongDeclared(Event, frozen=True, tag="kong_declared"):
     on_kong: bool = False
 
 
-class KongOffered(Event, frozen=True, tag="kong_offered"):
+class KongOffered(Event, frozen=True, tag="kong_offered", kw_only=True):
     """``seat`` adds ``tile`` to its pong; another player can win on it (Rob a Kong)."""
 
     seat: int
     tile: str
 
 
-class HandWon(Event, frozen=True, tag="hand_won"):
+class HandWon(Event, frozen=True, tag="hand_won", kw_only=True):
     """``seat`` won: by self-draw, on ``discarder``'s discard, or robbing its kong."""
 
     seat: int

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kalaro.games.kawuxing.hands import BIG_ITEM, ITEM_MULTIPLIERS
+from kalaro.games.kawuxing.items import BIG_ITEM, ITEM_MULTIPLIERS
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.scoring import KONG_UNITS, SHOW_FACTOR
 

@@ -28,14 +28,8 @@ from typing import Literal
 
 import msgspec
 
-from kalaro.games.kawuxing.hands import (
-    ITEM_MULTIPLIERS,
-    WINNING_SETS,
-    Score,
-    ScoreItem,
-    Source,
-    score_win,
-)
+from kalaro.games.kawuxing.hands import WINNING_SETS
+from kalaro.games.kawuxing.items import ITEM_MULTIPLIERS, Score, ScoreItem, Source, score_win
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.state import SEATS, Ending, KongKind, Meld, State
 
@@ -60,7 +54,7 @@ SHOW_FACTOR = 2
 MAX_WINNERS = SEATS - 1
 
 
-class Win(msgspec.Struct, frozen=True):
+class Win(msgspec.Struct, frozen=True, kw_only=True):
     """One winner's score."""
 
     seat: int
@@ -78,7 +72,7 @@ class Win(msgspec.Struct, frozen=True):
     as_self_draw: bool
 
 
-class Charge(msgspec.Struct, frozen=True):
+class Charge(msgspec.Struct, frozen=True, kw_only=True):
     """One payment: ``payer`` owes ``payee`` ``due`` units for ``reason``, and pays ``units``."""
 
     payer: int
@@ -91,7 +85,7 @@ class Charge(msgspec.Struct, frozen=True):
     units: int
 
 
-class RevealedHand(msgspec.Struct, frozen=True):
+class RevealedHand(msgspec.Struct, frozen=True, kw_only=True):
     """A seat's tiles as everyone sees them at the end (concealed kongs face up)."""
 
     seat: int
@@ -100,7 +94,7 @@ class RevealedHand(msgspec.Struct, frozen=True):
     shown: bool
 
 
-class Result(msgspec.Struct, frozen=True):
+class Result(msgspec.Struct, frozen=True, kw_only=True):
     """How a finished hand ended and what it moves."""
 
     ending: Ending
@@ -276,7 +270,9 @@ def result(state: State) -> Result | None:
         paid[payer] += actual
         payments[payer] -= actual
         payments[payee] += actual
-        charges.append(Charge(payer, payee, reason, tile, units, actual))
+        charges.append(
+            Charge(payer=payer, payee=payee, reason=reason, tile=tile, due=units, units=actual)
+        )
     hands = tuple(
         RevealedHand(seat=s, hand=p.hand, melds=p.melds, shown=p.shown)
         for s, p in enumerate(state.players)

@@ -43,7 +43,7 @@ KongKind = Literal["exposed", "concealed", "extended"]
 Ending = Literal["self_draw", "discard", "robbed_kong", "wall_out"]
 
 
-class Meld(msgspec.Struct, frozen=True):
+class Meld(msgspec.Struct, frozen=True, kw_only=True):
     """A pong or kong set down in front of its owner."""
 
     kind: MeldKind
@@ -57,7 +57,7 @@ class Meld(msgspec.Struct, frozen=True):
     on_kong: bool = False
 
 
-class Player(msgspec.Struct, frozen=True):
+class Player(msgspec.Struct, frozen=True, kw_only=True):
     """One seat's tiles."""
 
     #: Concealed tiles, kept in sort order.
@@ -69,7 +69,7 @@ class Player(msgspec.Struct, frozen=True):
     shown: bool = False
 
 
-class CallWindow(msgspec.Struct, frozen=True):
+class CallWindow(msgspec.Struct, frozen=True, kw_only=True):
     """The seats that may claim a tile, and what they answered so far.
 
     Either a discard, or (``robbing``) the tile ``discarder`` is adding to a pong to make
@@ -90,7 +90,7 @@ class CallWindow(msgspec.Struct, frozen=True):
     opened_at: int
 
 
-class Outcome(msgspec.Struct, frozen=True):
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     """How the hand ended; the situation the winning tile came in, for the score items."""
 
     ending: Ending

@@ -17,15 +17,17 @@ import msgspec
 
 from kalaro.games.clock import Clock
 from kalaro.games.kawuxing.actions import AnyAction
-from kalaro.games.kawuxing.engine import can_win_on, legal_actions, pending_timer
+from kalaro.games.kawuxing.engine import legal_actions
 from kalaro.games.kawuxing.hands import HAND_SIZE, waits
+from kalaro.games.kawuxing.offers import can_win_on
 from kalaro.games.kawuxing.options import Options
 from kalaro.games.kawuxing.scoring import Result, result
 from kalaro.games.kawuxing.state import SEATS, KongKind, Meld, MeldKind, Phase, State
+from kalaro.games.tilegame.flow import pending_timer
 from kalaro.games.tilegame.views import check_viewer, table_fields
 
 
-class MeldView(msgspec.Struct, frozen=True):
+class MeldView(msgspec.Struct, frozen=True, kw_only=True):
     """A pong or kong as the viewer sees it; ``tiles`` is None for a face-down kong."""
 
     kind: MeldKind
@@ -36,7 +38,7 @@ class MeldView(msgspec.Struct, frozen=True):
     on_kong: bool = False
 
 
-class PlayerView(msgspec.Struct, frozen=True):
+class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     """One seat as the viewer sees it."""
 
     seat: int
@@ -48,7 +50,7 @@ class PlayerView(msgspec.Struct, frozen=True):
     shown: bool
 
 
-class Wait(msgspec.Struct, frozen=True):
+class Wait(msgspec.Struct, frozen=True, kw_only=True):
     """A tile that would complete the viewer's hand.
 
     ``self_draw_only``: on an ordinary discard it would be a chicken hand (no score
@@ -59,7 +61,7 @@ class Wait(msgspec.Struct, frozen=True):
     self_draw_only: bool
 
 
-class CallView(msgspec.Struct, frozen=True):
+class CallView(msgspec.Struct, frozen=True, kw_only=True):
     """A tile that may still be claimed (who may claim it is private)."""
 
     discarder: int

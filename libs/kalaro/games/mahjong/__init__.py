@@ -1,19 +1,23 @@
 """Filipino 16-tile Mahjong as a pure rules library (rulesets ``kalaro``, ``joker``, ``pinoy``).
 
-The contract every engine shares: ``new_hand(options, seed, dealer)``,
+The contract every engine shares (:class:`kalaro.games.contract.GameModule`):
+``new_hand(options, seed, dealer)``,
 ``legal_actions(state, seat)``, ``apply(state, seat, action) -> (state, events)``,
 ``view(state, seat | None)``, ``result(state)``, plus ``to_act`` and ``pending_timer``
 for the worker. No I/O, no clock, no global random: a hand replays from
 (options, seed, dealer, actions). The rules for players are in ``docs/rules/mahjong.md``.
 
 Modules: ``options`` (rulesets, house rules, the points table), ``state`` (one hand),
-``actions`` and ``events`` (the message unions), ``engine`` (the table flow), ``hands``
-(winning patterns with jokers, win categories, special hands), ``scoring`` (payments and
-dealer rotation), ``views`` (what each seat may see).
+``actions`` and ``events`` (the message unions), ``engine`` (the moves), ``draws`` (the
+deal, the wall, flowers), ``wins`` (who may win, claim offers, the win), ``table`` (its
+facts for the shared tile flow), ``hands`` (winning patterns with jokers, win
+categories, special hands), ``scoring`` (payments and dealer rotation), ``views`` (what
+each seat may see).
 """
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.clock import Clock
+from kalaro.games.contract import Secrets
 from kalaro.games.mahjong.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -31,17 +35,8 @@ from kalaro.games.mahjong.actions import (
     TimeOut,
     decode_action,
 )
-from kalaro.games.mahjong.engine import (
-    HAND_SIZE,
-    apply,
-    away_seats,
-    is_over,
-    legal_actions,
-    new_hand,
-    pending_timer,
-    tiles_in_play,
-    to_act,
-)
+from kalaro.games.mahjong.draws import HAND_SIZE, new_hand, tiles_in_play
+from kalaro.games.mahjong.engine import apply, legal_actions
 from kalaro.games.mahjong.events import (
     EVENT_JSON_DECODER,
     AnyEvent,
@@ -76,10 +71,10 @@ from kalaro.games.mahjong.options import (
 from kalaro.games.mahjong.scoring import Charge, Item, Result, RevealedHand, next_dealer, result
 from kalaro.games.mahjong.state import SEATS, CallWindow, Meld, Outcome, Player, State, Timer
 from kalaro.games.mahjong.views import WIN_BLOCKED_REASONS, CallView, PlayerView, View, view
-from kalaro.games.registry import Secrets
+from kalaro.games.tilegame.flow import away_seats, is_over, pending_timer, to_act
 from kalaro.games.tilegame.views import board
 
-# The game's facts, for the registry (kalaro.games.registry.GameModule).
+# The game's facts, for the registry (kalaro.games.contract.GameModule).
 NAME = "mahjong"
 
 

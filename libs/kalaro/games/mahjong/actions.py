@@ -43,7 +43,7 @@ class DeclareWin(Action, frozen=True, tag="declare_win"):
     """Mahjong by self-draw (bunot): the hand is complete after one's own draw."""
 
 
-class Claim(Action, frozen=True, tag="claim"):
+class Claim(Action, frozen=True, tag="claim", kw_only=True):
     """Claim the discard. ``tiles`` are the concealed tiles that join it (none for mahjong)."""
 
     kind: ClaimKind

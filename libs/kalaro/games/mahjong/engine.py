@@ -4,7 +4,9 @@ Pure functions over :class:`State`: ``apply`` returns a new state and the events
 move, or raises ``IllegalAction`` and leaves nothing changed. Chance is the seed given to
 ``new_hand``; the call window (and, with ``turn_seconds``, the turn) ends on ``TimeOut``
 actions sent by the worker. What makes a winning hand, and what a win is called, is in
-:mod:`~kalaro.games.mahjong.hands`.
+:mod:`~kalaro.games.mahjong.hands`. This module is the moves; the deal and the draws
+with their flowers are :mod:`~kalaro.games.mahjong.draws`, who may win or claim and the
+win itself :mod:`~kalaro.games.mahjong.wins`.
 
 The turn: the player to move taps Draw (front of the wall); flowers are set aside and
 replaced from the back, repeatedly. Holding a kang, they may declare it and draw a
@@ -43,15 +45,10 @@ clears that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Never, NoReturn
-
 import msgspec
 
-from kalaro.games import clock
-from kalaro.games.base import IllegalAction, shuffled
+from kalaro.games.base import IllegalAction
 from kalaro.games.mahjong.actions import (
-    CLAIM_PRIORITY,
     AnyAction,
     Back,
     Claim,
@@ -62,263 +59,55 @@ from kalaro.games.mahjong.actions import (
     Pass,
     TimeOut,
 )
-from kalaro.games.mahjong.events import (
-    AnyEvent,
-    CallAnswered,
-    ClaimsOffered,
-    FlowerReplaced,
-    HandWon,
-    KangDeclared,
-    TileClaimed,
-    TileDiscarded,
-    TileDrawn,
+from kalaro.games.mahjong.draws import take_tile
+from kalaro.games.mahjong.events import AnyEvent, KangDeclared, TileDiscarded
+from kalaro.games.mahjong.hands import jokers_first
+from kalaro.games.mahjong.state import SEATS, Meld, State
+from kalaro.games.mahjong.table import TABLE
+from kalaro.games.mahjong.wins import (
+    TRIPLE,
+    claim_offers,
+    first_turn,
+    jokers_held,
+    pattern_on_claim,
+    rob_offers,
+    self_draw_pattern,
+    win,
 )
-from kalaro.games.mahjong.hands import (
-    WINNING_SETS,
-    Pattern,
-    Source,
-    category,
-    claim_pattern,
-    is_joker_eye,
-    jokers_first,
-    special_hands,
-    winning_pattern,
-)
-from kalaro.games.mahjong.options import Options, check_options
-from kalaro.games.mahjong.state import (
-    SEATS,
-    CallWindow,
-    Meld,
-    Outcome,
-    Player,
-    State,
-    Timer,
-)
+from kalaro.games.tilegame import calls
 from kalaro.games.tilegame import flow as tilegame
-from kalaro.games.tilegame.flow import replaced, with_tiles, without_tiles
-from kalaro.games.tiles import MAHJONG_144, chow_partners, is_complete, is_flower, sort_key
-
-#: Tiles in a hand before the turn's draw; a winning hand is 5 sets + 1 pair.
-HAND_SIZE = 16
-#: A seat holding this many jokers before the dealer's first discard wins (Bisaklat).
-_TRIPLE = 3
-#: The deal goes round four times, four tiles each time, starting with the dealer.
-_DEAL_ROUNDS = 4
-_DEAL_BATCH = 4
-
-
-_TABLE = tilegame.Table(
-    game="Mahjong",
-    seats=SEATS,
-    kong="kang",
-    win=Claim("mahjong"),
-    priority=CLAIM_PRIORITY,
-    several_winners=False,
-    claim=Claim,
-    call_window=CallWindow,
-    outcome=Outcome,
-    claims_offered=ClaimsOffered,
-    call_answered=CallAnswered,
-    tile_claimed=TileClaimed,
-)
-
-
-def _self_draw_pattern(state: State, seat: int) -> Pattern | None:
-    """The pattern ``seat``'s hand makes now (after its own draw), or None."""
-    player = state.players[seat]
-    options = state.options
-    if state.joker is None and not (options.seven_pairs or options.eskalera):
-        # ``kalaro``'s hot path: 5 sets + 1 pair and nothing else.
-        return "Regular" if is_complete(player.hand, WINNING_SETS - len(player.melds)) else None
-    return winning_pattern(player.hand, player.melds, state.joker, options)
-
-
-def _may_win_on(state: State, seat: int, tile: str) -> Pattern | None:
-    """The pattern ``seat`` completes with another player's ``tile``, if it may win on it."""
-    if state.options.passed_win_blocks and state.passed_win[seat]:
-        return None
-    player = state.players[seat]
-    options = state.options
-    if state.joker is None and not (options.seven_pairs or options.eskalera):
-        complete = is_complete(with_tiles(player.hand, tile), WINNING_SETS - len(player.melds))
-        return "Regular" if complete else None
-    return claim_pattern(player.hand, tile, player.melds, state.joker, options)
-
-
-def _jokers_held(state: State, seat: int) -> int:
-    joker = state.joker
-    return 0 if joker is None else state.players[seat].hand.count(joker)
-
-
-class _Drawn(msgspec.Struct, frozen=True):
-    """A draw with its flower chain: the tile kept (None if the wall ran out)."""
-
-    tile: str | None
-    wall: tuple[str, ...]
-    flowers: tuple[str, ...]
-
-
-def _draw_from_wall(
-    wall: tuple[str, ...], seat: int, replacement: bool, events: list[AnyEvent]
-) -> _Drawn:
-    """Draw from the front (or the back, for a replacement), replacing flowers from the back."""
-    flowers: list[str] = []
-    while wall:
-        tile, wall = tilegame.wall_tile(wall, replacement)
-        events.append(TileDrawn(seat=seat, tile=tile, replacement=replacement))
-        if not is_flower(tile):
-            return _Drawn(tile=tile, wall=wall, flowers=tuple(flowers))
-        flowers.append(tile)
-        events.append(FlowerReplaced(seat=seat, flower=tile))
-        replacement = True
-    return _Drawn(tile=None, wall=wall, flowers=tuple(flowers))
-
-
-# -- the deal -----------------------------------------------------------------------
-
-
-def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
-    """Shuffle the 144 tiles with ``seed``, deal 16 to each seat, replace flowers.
-
-    The first dealer is drawn from the seed when ``dealer`` is None; afterwards the
-    worker passes ``result(previous).next_dealer``. The dealer draws first. With
-    jokers, the last non-flower tile of the wall is then revealed and set aside (the
-    joker indicator). ``ValueError`` for options that cannot be played.
-    """
-    check_options(options)
-    dealer = tilegame.choose_dealer(seed, dealer, SEATS)
-    batches = [_DEAL_BATCH] * _DEAL_ROUNDS
-    hands, wall = tilegame.deal(shuffled(MAHJONG_144, seed), dealer, SEATS, batches)
-    order = tilegame.seats_from(dealer, SEATS)
-    flowers: list[list[str]] = [[] for _ in range(SEATS)]
-    # Flowers go aside seat by seat from the dealer; a replacement that is itself a
-    # flower is replaced in turn. Only 8 flowers exist, so the wall cannot run out here.
-    for seat in order:
-        while found := [t for t in hands[seat] if is_flower(t)]:
-            for flower in found:
-                hands[seat].remove(flower)
-                flowers[seat].append(flower)
-                hands[seat].append(wall[-1])
-                wall = wall[:-1]
-    indicator = None
-    if options.jokers:
-        # Flowers are skipped (they stay in the wall, to be drawn and replaced as usual).
-        back = max(i for i, tile in enumerate(wall) if not is_flower(tile))
-        indicator, wall = wall[back], wall[:back] + wall[back + 1 :]
-    players = tuple(
-        Player(hand=tuple(sorted(hands[s], key=sort_key)), flowers=tuple(flowers[s]))
-        for s in range(SEATS)
-    )
-    return State(
-        options=options,
-        dealer=dealer,
-        players=players,
-        wall=wall,
-        turn=dealer,
-        phase="draw",
-        indicator=indicator,
-    )
-
+from kalaro.games.tilegame.table import replaced, with_tiles
 
 # -- what a seat may do -------------------------------------------------------------
 
 
-def _claim_offers(state: State, discarder: int, tile: str) -> tuple[tuple[Claim, ...], ...]:
-    """What each seat may claim on ``discarder``'s ``tile`` (nothing for the discarder)."""
-    joker = state.joker
-    offers: list[tuple[Claim, ...]] = []
-    for seat, player in enumerate(state.players):
-        if seat == discarder or tile == joker:  # a discarded joker is dead
-            offers.append(())
-            continue
-        mine: list[Claim] = []
-        hand = player.hand
-        if _may_win_on(state, seat, tile):
-            mine.append(Claim("mahjong"))
-        held = hand.count(tile)
-        if held >= 3 and state.wall:  # a kang needs a replacement tile
-            mine.append(Claim("kang", (tile, tile, tile)))
-        if held >= 2:
-            mine.append(Claim("pong", (tile, tile)))
-        if seat == (discarder + 1) % SEATS:  # chow: only the next player
-            mine.extend(
-                Claim("chow", (low, high))
-                for low, high in chow_partners(tile)
-                if low in hand and high in hand and joker not in (low, high)
-            )
-        offers.append(tuple(mine))
-    return tuple(offers)
-
-
-def _rob_offers(state: State, declarer: int, tile: str) -> tuple[tuple[Claim, ...], ...]:
-    """Who may rob ``declarer``'s added kang of ``tile``: Mahjong only."""
-    return tuple(
-        (Claim("mahjong"),) if seat != declarer and _may_win_on(state, seat, tile) else ()
-        for seat in range(SEATS)
+def legal_actions(state: State, seat: int) -> list[AnyAction]:
+    """Everything ``seat`` may do now, its private claims (Mahjong, kang, pong, chow) too."""
+    return tilegame.legal_actions(
+        state, seat, turn_moves=_turn_moves, back=Back(), pass_=Pass(), draw=Draw()
     )
 
 
-def legal_actions(state: State, seat: int) -> list[AnyAction]:
-    """Everything ``seat`` may do now (its private claim options included).
-
-    A seat marked away is offered ``Back`` first, whether or not it is to move.
-    """
-    return tilegame.legal_actions(state, seat, _moves, Back())
-
-
-def _moves(state: State, seat: int) -> list[AnyAction]:
-    """What ``seat`` may play now (the hand is not over)."""
-    if state.phase == "calls":
-        return tilegame.call_moves(state, seat, Pass())
-    if seat != state.turn:
-        return []
-    if state.phase == "draw":
-        return [Draw()]
+def _turn_moves(state: State, seat: int) -> list[AnyAction]:
+    """The turn's moves once its tile is held (drawn or claimed): win, kang, discard."""
     player = state.players[seat]
     actions: list[AnyAction] = []
-    if state.drawn is not None and _self_draw_pattern(state, seat):
+    if state.drawn is not None and self_draw_pattern(state, seat):
         actions.append(DeclareWin())
     actions.extend(DeclareKang(t) for t in tilegame.kong_tiles(state, seat))
     actions.extend(Discard(t) for t in dict.fromkeys(player.hand))
     return actions
 
 
-def to_act(state: State) -> list[int]:
-    """Seats whose input the hand waits for: the player to move, or the seats that may claim."""
-    return tilegame.to_act(state)
-
-
-def pending_timer(state: State) -> Timer | None:
-    """The deadline the worker must run now, if any: the call window, or the turn.
-
-    The turn timer runs only with ``turn_seconds``; it covers the whole turn, 0 s for a
-    seat marked away. A call window runs ``call_seconds`` whoever it waits on (who may
-    claim is private).
-    """
-    return tilegame.pending_timer(state, Timer)
-
-
-def away_seats(state: State) -> tuple[int, ...]:
-    """The seats marked away now (at the hand's end: to sit out the next deal)."""
-    return clock.away_seats(state.away)
-
-
-def is_over(state: State) -> bool:
-    """Whether the hand has ended (won or tabla); ``result`` then has the payments."""
-    return state.phase == "over"
-
-
 # -- moves --------------------------------------------------------------------------
 
 
 def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEvent]]:
-    """Play ``action`` for ``seat``: the new state and what happened.
+    """Play ``action`` for ``seat``: the new state and its events, or ``IllegalAction``."""
+    return tilegame.play(TABLE, state, seat, action, _move)
 
-    ``IllegalAction`` (with a stable ``code``) for anything the rules refuse; ``state``
-    itself is never changed.
-    """
-    tilegame.check_move(_TABLE, state, seat)
-    events: list[AnyEvent] = []
+
+def _move(state: State, seat: int, action: AnyAction, events: list[AnyEvent]) -> State:
     match action:
         case Draw():
             new = _draw(state, seat, events)
@@ -335,172 +124,67 @@ def apply(state: State, seat: int, action: AnyAction) -> tuple[State, list[AnyEv
         case TimeOut():
             new = _time_out(state, seat, events)
         case Back():
-            new = tilegame.back(_TABLE, state, seat, events)
+            new = tilegame.back(TABLE, state, seat, events)
         case _:
-            _unhandled(action)
-    timed_out = isinstance(action, TimeOut)
-    answered = state.phase == "calls" and isinstance(action, Claim | Pass | TimeOut)
-    new = tilegame.end_move(
-        _TABLE, state, new, seat, timed_out=timed_out, answered=answered, events=events
-    )
-    return new, events
-
-
-def _unhandled(action: Never) -> NoReturn:
-    # Typed ``Never`` so that an action added to the union but not to ``apply`` is a
-    # type error; at run time, something that is not an action at all.
-    raise tilegame.unknown_action(_TABLE, action)
-
-
-def _first_turn(state: State) -> bool:
-    """The dealer's first turn, before anyone has discarded: Bisaklat may happen."""
-    return state.turn == state.dealer and not state.discarded
+            tilegame.unhandled(TABLE, action)
+    return new
 
 
 def _draw(state: State, seat: int, events: list[AnyEvent]) -> State:
     tilegame.check_draw(state, seat)
-    if state.joker is not None and _first_turn(state):
+    if state.joker is not None and first_turn(state):
         # Bisaklat before the first draw: every seat, the dealer first.
         for holder in ((state.dealer + i) % SEATS for i in range(SEATS)):
-            if _jokers_held(state, holder) >= _TRIPLE:
-                return _win(state, holder, tile=None, discarder=None, pattern=None, events=events)
-    return _take_tile(state, seat, replacement=False, events=events)
-
-
-def _take_tile(state: State, seat: int, replacement: bool, events: list[AnyEvent]) -> State:
-    """``seat`` draws (front or back) with its flower chain; tabla if the wall runs out.
-
-    A draw lifts the seat's passed-win block. In the dealer's first turn, a dealer now
-    holding all three jokers wins at once (Bisaklat; named by the hand's pattern if it
-    is complete).
-    """
-    draw = _draw_from_wall(state.wall, seat, replacement, events)
-    player = state.players[seat]
-    player = msgspec.structs.replace(
-        player,
-        hand=player.hand if draw.tile is None else with_tiles(player.hand, draw.tile),
-        flowers=player.flowers + draw.flowers,
-    )
-    state = msgspec.structs.replace(
-        state,
-        players=replaced(state.players, seat, player),
-        wall=draw.wall,
-        turn=seat,
-        phase="discard",
-        drawn=draw.tile,
-        call=None,
-        passed_win=replaced(state.passed_win, seat, False),
-    )
-    if draw.tile is None:
-        return tilegame.wall_out(_TABLE, state, events)
-    if _first_turn(state) and _jokers_held(state, seat) >= _TRIPLE:
-        pattern = _self_draw_pattern(state, seat)
-        return _win(
-            state, seat, tile=draw.tile if pattern else None, pattern=pattern, events=events
-        )
-    return state
+            if jokers_held(state, holder) >= TRIPLE:
+                return win(state, holder, tile=None, discarder=None, pattern=None, events=events)
+    return take_tile(state, seat, replacement=False, events=events)
 
 
 def _discard(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
     tilegame.check_discard(state, seat, tile)
-    state = tilegame.to_discards(_TABLE, state, seat, tile, discarded=True)
+    state = tilegame.to_discards(TABLE, state, seat, tile, discarded=True)
     events.append(TileDiscarded(seat=seat, tile=tile))
-    offers = _claim_offers(state, seat, tile)
-    return tilegame.offer(_TABLE, state, seat, tile, offers, events, answer=_answer)
+    offers = claim_offers(state, seat, tile)
+    return calls.offer(TABLE, state, seat, tile, offers, events, answer=_answer)
 
 
 def _declare_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
     tilegame.check_discard(state, seat, tile)
-    tilegame.check_kong(_TABLE, state, "after claiming a discard you must discard")
+    tilegame.check_kong(TABLE, state, "after claiming a discard you must discard")
     player = state.players[seat]
     if player.hand.count(tile) == 4:
         meld = Meld(kind="kang", tiles=(tile,) * 4, concealed=True)
         state = tilegame.concealed_kong(state, seat, tile, meld)
         secret = state.options.secret_kangs
         events.append(KangDeclared(seat=seat, meld=meld, added=False, secret=secret))
-        return _take_tile(state, seat, replacement=True, events=events)
-    tilegame.pong_of(_TABLE, player, tile)
+        return take_tile(state, seat, replacement=True, events=events)
+    tilegame.pong_of(TABLE, player, tile)
     if state.options.robbing_the_kang:
-        offers = _rob_offers(state, seat, tile)
+        offers = rob_offers(state, seat, tile)
         if any(offers):
-            return tilegame.open_window(
-                _TABLE, state, seat, tile, offers, robbing=True, events=events, answer=_answer
+            return calls.open_window(
+                TABLE, state, seat, tile, offers, robbing=True, events=events, answer=_answer
             )
     return _add_kang(state, seat, tile, events)
 
 
 def _add_kang(state: State, seat: int, tile: str, events: list[AnyEvent]) -> State:
     """``seat`` puts ``tile`` on its pong of it (nobody robbed it) and draws a replacement."""
-    pong = state.players[seat].melds[tilegame.pong_of(_TABLE, state.players[seat], tile)]
+    pong = state.players[seat].melds[tilegame.pong_of(TABLE, state.players[seat], tile)]
     meld = msgspec.structs.replace(pong, kind="kang", tiles=(tile,) * 4)
     state = tilegame.extended_kong(state, seat, tile, meld)
     events.append(KangDeclared(seat=seat, meld=meld, added=True))
-    return _take_tile(state, seat, replacement=True, events=events)
+    return take_tile(state, seat, replacement=True, events=events)
 
 
 def _declare_win(state: State, seat: int, events: list[AnyEvent]) -> State:
     tilegame.check_drawn(state, seat)
     if state.drawn is None:
         raise IllegalAction("cannot_win", "a claimed discard wins only by claiming Mahjong on it")
-    pattern = _self_draw_pattern(state, seat)
+    pattern = self_draw_pattern(state, seat)
     if pattern is None:
         raise IllegalAction("hand_not_complete", "your hand is not complete")
-    return _win(state, seat, tile=state.drawn, pattern=pattern, events=events)
-
-
-def _win(
-    state: State,
-    seat: int,
-    *,
-    tile: str | None,
-    pattern: Pattern | None,
-    events: list[AnyEvent],
-    discarder: int | None = None,
-    robbed: bool = False,
-) -> State:
-    """``seat`` wins: name the category (under a points table) and end the hand.
-
-    ``tile`` is in ``seat``'s hand already (None: a Bisaklat triple-joker win, no tile
-    and ``pattern`` None). ``discarder`` is None unless the tile was another player's.
-    """
-    player = state.players[seat]
-    source: Source = "discard"
-    if discarder is None:
-        source = "bisaklat" if _first_turn(state) and seat == state.dealer else "draw"
-    if pattern is None:
-        source = "bisaklat"
-    before_fifth = sum(len(p.discards) for p in state.players) < 5
-    joker_eye = (
-        source == "draw"
-        and tile is not None
-        and pattern is not None
-        and is_joker_eye(without_tiles(player.hand, tile), player.melds, state.joker, pattern)
-    )
-    # ``kalaro`` payments do not depend on the category, and its results stay as they were.
-    name = category(source, pattern, before_fifth, joker_eye) if state.options.points else None
-    specials: tuple[str, ...] = ()
-    if state.options.special_hands and pattern is not None:
-        specials = special_hands(player.hand, player.melds, state.joker)
-    events.append(
-        HandWon(
-            seat=seat,
-            tile=tile,
-            self_draw=discarder is None,
-            discarder=discarder,
-            category=name,
-            robbed_kang=robbed,
-        )
-    )
-    outcome = Outcome(
-        ending="self_draw" if discarder is None else "discard",
-        winner=seat,
-        discarder=discarder,
-        tile=tile,
-        category=name,
-        specials=specials,
-        robbed_kang=robbed,
-    )
-    return msgspec.structs.replace(state, phase="over", call=None, outcome=outcome)
+    return win(state, seat, tile=state.drawn, pattern=pattern, events=events)
 
 
 # -- the call window ----------------------------------------------------------------
@@ -508,17 +192,17 @@ def _win(
 
 def _answer(state: State, seat: int, claim: Claim | None, events: list[AnyEvent]) -> State:
     """Record ``seat``'s claim (or pass, for None) and resolve the window if it can."""
-    state = tilegame.record_answer(_TABLE, state, seat, claim, events, refuse=_refuse_claim)
+    state = calls.record_answer(TABLE, state, seat, claim, events, refuse=_refuse_claim)
     assert state.call is not None
     answer = state.call.claims[seat]
     if (
         state.options.passed_win_blocks
-        and _TABLE.win in state.call.offers[seat]
+        and TABLE.win in state.call.offers[seat]
         and (answer is None or answer.kind != "mahjong")
     ):  # passed a winning tile
         state = msgspec.structs.replace(state, passed_win=replaced(state.passed_win, seat, True))
-    return tilegame.resolve(
-        _TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_add_kang
+    return calls.resolve(
+        TABLE, state, events, win=_win_on_tile, meld=_take_discard, kong_stands=_add_kang
     )
 
 
@@ -530,19 +214,15 @@ def _refuse_claim(state: State, seat: int, claim: Claim) -> None:
 
 
 def _time_out(state: State, seat: int, events: list[AnyEvent]) -> State:
-    """Play for a seat whose timer ran out, conservatively.
+    """A time-out (:func:`~kalaro.games.tilegame.calls.time_out`): Mahjong if offered."""
+    return calls.time_out(
+        TABLE, state, seat, events, answer=_answer, draw=_draw, turn=_timed_out_turn
+    )
 
-    A call window: claim Mahjong if offered, else pass. A turn: draw if not drawn, win
-    if the hand is complete, else discard (:func:`_auto_discard`).
-    """
-    if state.phase == "calls":
-        return _answer(state, seat, tilegame.timed_out_answer(_TABLE, state, seat), events)
-    tilegame.check_turn_timeout(state, seat)
-    if state.phase == "draw":
-        state = _draw(state, seat, events)
-        if state.phase == "over":
-            return state
-    if state.drawn is not None and _self_draw_pattern(state, seat):
+
+def _timed_out_turn(state: State, seat: int, events: list[AnyEvent]) -> State:
+    """Win with a complete hand (self-draw or Bisaklat), else :func:`_auto_discard`."""
+    if state.drawn is not None and self_draw_pattern(state, seat):
         return _declare_win(state, seat, events)
     return _discard(state, seat, _auto_discard(state), events)
 
@@ -559,9 +239,9 @@ def _win_on_tile(state: State, winners: tuple[int, ...], events: list[AnyEvent])
     call = state.call
     assert call is not None
     seat = winners[0]
-    state = msgspec.structs.replace(state, players=tilegame.give_tile(state, seat))
-    pattern = _patternwith_tiles(state, seat)
-    return _win(
+    state = msgspec.structs.replace(state, players=calls.give_tile(state, seat))
+    pattern = pattern_on_claim(state, seat)
+    return win(
         state,
         seat,
         tile=call.tile,
@@ -583,32 +263,7 @@ def _take_discard(state: State, seat: int, claim: Claim, events: list[AnyEvent])
         claimed=call.tile,
         from_seat=call.discarder,
     )
-    state = tilegame.claim_meld(_TABLE, state, seat, claim.tiles, meld, events)
+    state = calls.claim_meld(TABLE, state, seat, claim.tiles, meld, events)
     if claim.kind == "kang":
-        return _take_tile(state, seat, replacement=True, events=events)
+        return take_tile(state, seat, replacement=True, events=events)
     return state
-
-
-def _patternwith_tiles(state: State, seat: int) -> Pattern:
-    """The pattern ``seat`` won with on another player's tile (now in its hand)."""
-    player = state.players[seat]
-    assert state.call is not None
-    before = without_tiles(player.hand, state.call.tile)
-    if state.joker is None and not (state.options.seven_pairs or state.options.eskalera):
-        return "Regular"
-    pattern = claim_pattern(before, state.call.tile, player.melds, state.joker, state.options)
-    assert pattern is not None, "a Mahjong claim is offered only on a winning tile"
-    return pattern
-
-
-def tiles_in_play(state: State) -> Iterable[str]:
-    """Every tile the state holds, wherever it is (for "all 144 accounted for" checks)."""
-    if state.indicator is not None:
-        yield state.indicator
-    yield from state.wall
-    for player in state.players:
-        yield from player.hand
-        yield from player.flowers
-        yield from player.discards
-        for meld in player.melds:
-            yield from meld.tiles

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-class TileDrawn(Event, frozen=True, tag="tile_drawn"):
+class TileDrawn(Event, frozen=True, tag="tile_drawn", kw_only=True):
     """``seat`` drew a tile: from the front, or from the back as a replacement.
 
     ``tile`` is None in the copy everyone but the drawer gets.
@@ -57,19 +57,19 @@ class TileDrawn(Event, frozen=True, tag="tile_drawn"):
     replacement: bool = False
 
 
-class FlowerReplaced(Event, frozen=True, tag="flower_replaced"):
+class FlowerReplaced(Event, frozen=True, tag="flower_replaced", kw_only=True):
     """``seat`` set a flower aside; a replacement ``TileDrawn`` follows."""
 
     seat: int
     flower: str
 
 
-class TileDiscarded(Event, frozen=True, tag="tile_discarded"):
+class TileDiscarded(Event, frozen=True, tag="tile_discarded", kw_only=True):
     seat: int
     tile: str
 
 
-class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
+class ClaimsOffered(Event, frozen=True, tag="claims_offered", kw_only=True):
     """Private to ``seat``: what it may claim on the discard (it may also pass)."""
 
     seat: int
@@ -78,14 +78,14 @@ class ClaimsOffered(Event, frozen=True, tag="claims_offered"):
     seconds: int
 
 
-class CallAnswered(Event, frozen=True, tag="call_answered"):
+class CallAnswered(Event, frozen=True, tag="call_answered", kw_only=True):
     """Private to ``seat``: its answer was recorded (``claim`` None = pass)."""
 
     seat: int
     claim: Claim | None
 
 
-class TileClaimed(Event, frozen=True, tag="tile_claimed"):
+class TileClaimed(Event, frozen=True, tag="tile_claimed", kw_only=True):
     """``seat`` claimed the discard for a pong, chow or kang, now exposed as ``meld``."""
 
     seat: int
@@ -93,7 +93,7 @@ class TileClaimed(Event, frozen=True, tag="tile_claimed"):
     meld: Meld
 
 
-class KangDeclared(Event, frozen=True, tag="kang_declared"):
+class KangDeclared(Event, frozen=True, tag="kang_declared", kw_only=True):
     """``seat`` declared a kang on its turn: concealed (four in hand) or added to a pong.
 
     ``secret``: a concealed kang kept face down; the others' copy has no meld tiles.
@@ -105,7 +105,7 @@ class KangDeclared(Event, frozen=True, tag="kang_declared"):
     secret: bool = False
 
 
-class HandWon(Event, frozen=True, tag="hand_won"):
+class HandWon(Event, frozen=True, tag="hand_won", kw_only=True):
     """``seat`` won: by self-draw (bunot), on ``discarder``'s discard, or robbing its kang.
 
     ``tile`` is None for a Bisaklat triple-joker win (no tile completes it);

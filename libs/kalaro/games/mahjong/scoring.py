@@ -37,7 +37,7 @@ ItemName = Literal["discarder", "other_loser", "self_draw", "kang", "special"]
 KALARO_PAYMENTS: dict[str, int] = {"discarder": 2, "other_loser": 1, "self_draw": 2, "kang": 1}
 
 
-class Item(msgspec.Struct, frozen=True):
+class Item(msgspec.Struct, frozen=True, kw_only=True):
     """One line of a loser's bill.
 
     ``self_draw`` is every loser's share of a win not on a discard (Bisaklat too).
@@ -50,7 +50,7 @@ class Item(msgspec.Struct, frozen=True):
     detail: str = ""
 
 
-class Charge(msgspec.Struct, frozen=True):
+class Charge(msgspec.Struct, frozen=True, kw_only=True):
     """What one loser pays the winner: the items, their sum, and the capped amount."""
 
     payer: int
@@ -62,7 +62,7 @@ class Charge(msgspec.Struct, frozen=True):
     units: int
 
 
-class RevealedHand(msgspec.Struct, frozen=True):
+class RevealedHand(msgspec.Struct, frozen=True, kw_only=True):
     """A seat's tiles as everyone sees them at the end (the winner's includes the winning tile).
 
     Jokers come first in ``hand``, as the app shows them.
@@ -74,7 +74,7 @@ class RevealedHand(msgspec.Struct, frozen=True):
     flowers: tuple[str, ...]
 
 
-class Result(msgspec.Struct, frozen=True):
+class Result(msgspec.Struct, frozen=True, kw_only=True):
     """How a finished hand ended and what it moves."""
 
     ending: Ending
@@ -102,13 +102,13 @@ def charge(options: Options, winner: int, loser: int, discarder: int | None, kan
     items: list[Item] = []
     pay = KALARO_PAYMENTS
     if discarder is None:
-        items.append(Item("self_draw", pay["self_draw"]))
+        items.append(Item(name="self_draw", units=pay["self_draw"]))
     elif loser == discarder:
-        items.append(Item("discarder", pay["discarder"]))
+        items.append(Item(name="discarder", units=pay["discarder"]))
     else:
-        items.append(Item("other_loser", pay["other_loser"]))
+        items.append(Item(name="other_loser", units=pay["other_loser"]))
     if kangs:
-        items.append(Item("kang", kangs * pay["kang"]))
+        items.append(Item(name="kang", units=kangs * pay["kang"]))
     total = sum(item.units for item in items)
     return Charge(
         payer=loser,
@@ -127,14 +127,18 @@ def table_charge(
     name = outcome.category
     items: list[Item] = []
     if outcome.discarder is None:
-        items.append(Item("self_draw", points.units(name), name))
+        items.append(Item(name="self_draw", units=points.units(name), detail=name))
     elif loser == outcome.discarder:
-        items.append(Item("discarder", points.units(name), name))
+        items.append(Item(name="discarder", units=points.units(name), detail=name))
     else:
-        items.append(Item("other_loser", points.units(OTHER_PLAYER)))
+        items.append(Item(name="other_loser", units=points.units(OTHER_PLAYER)))
     if kangs and points.units(KANG_BONUS):
-        items.append(Item("kang", kangs * points.units(KANG_BONUS)))
-    items.extend(Item("special", points.units(s), s) for s in outcome.specials if points.units(s))
+        items.append(Item(name="kang", units=kangs * points.units(KANG_BONUS)))
+    items.extend(
+        Item(name="special", units=points.units(s), detail=s)
+        for s in outcome.specials
+        if points.units(s)
+    )
     total = sum(item.units for item in items)
     return Charge(
         payer=loser,

@@ -38,7 +38,7 @@ MeldKind = Literal["chow", "pong", "kang"]
 Ending = Literal["self_draw", "discard", "wall_out"]
 
 
-class Meld(msgspec.Struct, frozen=True):
+class Meld(msgspec.Struct, frozen=True, kw_only=True):
     """An exposed set (or a declared concealed kang), in sort order.
 
     In a view, a secret concealed kang (option ``secret_kangs``) is shown to the other
@@ -54,7 +54,7 @@ class Meld(msgspec.Struct, frozen=True):
     concealed: bool = False
 
 
-class Player(msgspec.Struct, frozen=True):
+class Player(msgspec.Struct, frozen=True, kw_only=True):
     """One seat's tiles."""
 
     #: Concealed tiles, kept in sort order.
@@ -66,7 +66,7 @@ class Player(msgspec.Struct, frozen=True):
     discards: tuple[str, ...] = ()
 
 
-class CallWindow(msgspec.Struct, frozen=True):
+class CallWindow(msgspec.Struct, frozen=True, kw_only=True):
     """The seats that may claim the last discard, and what they answered so far."""
 
     tile: str
@@ -83,7 +83,7 @@ class CallWindow(msgspec.Struct, frozen=True):
     robbing: bool = False
 
 
-class Outcome(msgspec.Struct, frozen=True):
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     """How the hand ended."""
 
     ending: Ending

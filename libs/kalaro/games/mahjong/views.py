@@ -21,11 +21,12 @@ import msgspec
 
 from kalaro.games.clock import Clock
 from kalaro.games.mahjong.actions import AnyAction, Claim
-from kalaro.games.mahjong.engine import legal_actions, pending_timer
+from kalaro.games.mahjong.engine import legal_actions
 from kalaro.games.mahjong.hands import jokers_first, winning_pattern
 from kalaro.games.mahjong.options import Options
 from kalaro.games.mahjong.scoring import Result, result
 from kalaro.games.mahjong.state import SEATS, Meld, Phase, State
+from kalaro.games.tilegame.flow import pending_timer
 from kalaro.games.tilegame.views import check_viewer, table_fields
 
 #: Why a Win is not offered on the tile on the table (or, for ``passed_win``, on any).
@@ -42,7 +43,7 @@ WIN_BLOCKED_REASONS: dict[str, str] = {
 }
 
 
-class PlayerView(msgspec.Struct, frozen=True):
+class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     """One seat as the viewer sees it."""
 
     seat: int
@@ -55,7 +56,7 @@ class PlayerView(msgspec.Struct, frozen=True):
     discards: tuple[str, ...]
 
 
-class CallView(msgspec.Struct, frozen=True):
+class CallView(msgspec.Struct, frozen=True, kw_only=True):
     """A discard (or a kang being added) that may still be claimed (who may is private)."""
 
     discarder: int
@@ -117,7 +118,7 @@ def _win_blocked(state: State, seat: int) -> WinBlocked | None:
     if (
         call is not None
         and seat != call.discarder
-        and Claim("mahjong") not in call.offers[seat]
+        and Claim(kind="mahjong") not in call.offers[seat]
         and winning_pattern((*player.hand, call.tile), player.melds, state.joker, state.options)
     ):
         if blocks and state.passed_win[seat]:

@@ -15,7 +15,7 @@ class Event(msgspec.Struct, frozen=True, tag_field="type"):
     """Base of every tile-game event; the ``type`` field names the subclass."""
 
 
-class CallWindowOpened(Event, frozen=True, tag="call_window_opened"):
+class CallWindowOpened(Event, frozen=True, tag="call_window_opened", kw_only=True):
     """Someone may claim the tile; answers are due within ``seconds``.
 
     Public, but says nothing about who may claim or what. ``robbing``: ``discarder`` is
@@ -28,7 +28,7 @@ class CallWindowOpened(Event, frozen=True, tag="call_window_opened"):
     robbing: bool = False
 
 
-class CallsPassed(Event, frozen=True, tag="calls_passed"):
+class CallsPassed(Event, frozen=True, tag="calls_passed", kw_only=True):
     """Nobody claimed the tile: a discard stays on the table, a kong goes ahead."""
 
     discarder: int
@@ -40,7 +40,7 @@ class WallExhausted(Event, frozen=True, tag="wall_exhausted"):
     kong scores are paid)."""
 
 
-class TimedOut(Event, frozen=True, tag="timed_out", omit_defaults=True):
+class TimedOut(Event, frozen=True, tag="timed_out", omit_defaults=True, kw_only=True):
     """``seat``'s timer ran out; the events of the moves played for it follow.
 
     ``away``: the seat is (now, or still) marked away. ``call``: it was a call window's

@@ -15,7 +15,7 @@ import msgspec
 Phase = Literal["draw", "discard", "calls", "over"]
 
 
-class Timer(msgspec.Struct, frozen=True):
+class Timer(msgspec.Struct, frozen=True, kw_only=True):
     """A deadline the worker must run, ``seconds`` from when the window opened.
 
     ``call``: a call window (a discard, or a kong being added that may be robbed);

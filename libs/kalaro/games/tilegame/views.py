@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kalaro.games.clock import is_away, visible
-from kalaro.games.registry import Board, SeatBoard
-from kalaro.games.tilegame.flow import TileState
+from kalaro.games.contract import Board, SeatBoard
+from kalaro.games.tilegame.table import TileState
 
 #: Who else a call window waits on is private (who may claim a discard).
 _PRIVATE_WINDOWS = frozenset({"call"})

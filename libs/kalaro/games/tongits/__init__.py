@@ -20,7 +20,7 @@ results are frozen msgspec Structs (JSON and msgpack). The rules, for players, a
 
 from kalaro.games.base import IllegalAction
 from kalaro.games.clock import Clock
-from kalaro.games.registry import Board, SeatBoard, Secrets
+from kalaro.games.contract import Board, SeatBoard, Secrets
 from kalaro.games.tongits.actions import (
     ACTION_JSON_DECODER,
     ACTION_MSGPACK_DECODER,
@@ -39,17 +39,9 @@ from kalaro.games.tongits.actions import (
     TimeOut,
     decode_action,
 )
-from kalaro.games.tongits.engine import (
-    apply,
-    away_seats,
-    call_draw_refusal,
-    is_over,
-    legal_actions,
-    new_hand,
-    pending_timer,
-    result,
-    to_act,
-)
+from kalaro.games.tongits.deal import away_seats, is_over, new_hand, pending_timer, result, to_act
+from kalaro.games.tongits.drawcall import call_draw_refusal
+from kalaro.games.tongits.engine import apply, legal_actions
 from kalaro.games.tongits.events import (
     EVENT_JSON_DECODER,
     AnyEvent,
@@ -74,7 +66,7 @@ from kalaro.games.tongits.scoring import deadwood
 from kalaro.games.tongits.state import DrawCall, Result, State, TableMeld, Timer
 from kalaro.games.tongits.views import DrawCallView, MeldView, View, view
 
-# The game's facts, for the registry (kalaro.games.registry.GameModule).
+# The game's facts, for the registry (kalaro.games.contract.GameModule).
 NAME = "tongits"
 SEATS = 3
 

@@ -37,7 +37,7 @@ class ExposeSecretSet(Action, frozen=True, tag="expose_secret_set"):
     cards: tuple[CardName, ...]
 
 
-class LayOff(Action, frozen=True, tag="lay_off"):
+class LayOff(Action, frozen=True, tag="lay_off", kw_only=True):
     """Sapaw: add hand cards to an exposed meld on the table (own or an opponent's)."""
 
     cards: tuple[CardName, ...]

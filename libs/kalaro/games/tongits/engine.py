@@ -1,4 +1,8 @@
-"""The Tongits hand: deal, legal actions, and applying an action. Pure functions.
+"""The Tongits hand: legal actions and applying an action. Pure functions.
+
+The deal and the worker's queries are :mod:`~kalaro.games.tongits.deal`, calling Draw
+:mod:`~kalaro.games.tongits.drawcall`, the steps moves share
+:mod:`~kalaro.games.tongits.steps`.
 
 A turn, as the rules put it: draw the top stock card, or take the top discard only to
 form a new meld with 2+ hand cards (exposed at once); then expose melds and lay off
@@ -12,10 +16,11 @@ answer Fight or Fold (a burned opponent cannot fight).
 ``IllegalAction`` for anything the rules refuse; ``legal_actions`` lists exactly the
 actions ``apply`` accepts from a seat (the worker's ``TimeOut`` aside).
 
-The clock. :func:`pending_timer` is the window the engine worker times: the Fight/Fold
-window during a Draw call (``fight_seconds``), otherwise the clock of the whole turn of
-the player to act (``turn_seconds``; ``None`` turns it off). When it runs out the
-worker applies ``TimeOut()`` for the seat, which plays for it, conservatively:
+The clock. :func:`~kalaro.games.tongits.deal.pending_timer` is the window the engine
+worker times: the Fight/Fold window during a Draw call (``fight_seconds``), otherwise
+the clock of the whole turn of the player to act (``turn_seconds``; ``None`` turns it
+off). When it runs out the worker applies ``TimeOut()`` for the seat, which plays for
+it, conservatively:
 
 * Fight/Fold: fold.
 * A turn: at its start, draw from the stock (never take the discard, never call Draw);
@@ -34,14 +39,12 @@ the seat clears the count and the mark; ``Back`` clears them without using the t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Never, NoReturn
 
 from msgspec.structs import replace
 
 from kalaro.games import clock
-from kalaro.games.base import IllegalAction, pick, shuffled
-from kalaro.games.cards import DECK, card_index, is_card
+from kalaro.games.base import IllegalAction
 from kalaro.games.tongits.actions import (
     AnyAction,
     Back,
@@ -56,16 +59,13 @@ from kalaro.games.tongits.actions import (
     TakeDiscard,
     TimeOut,
 )
+from kalaro.games.tongits.drawcall import answer_call, call_draw, call_draw_refusal
 from kalaro.games.tongits.events import (
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
     DiscardTaken,
-    DrawCalled,
     Event,
-    Folded,
-    Fought,
-    HandEnded,
     MeldExposed,
     Returned,
     SecretSetExposed,
@@ -73,7 +73,6 @@ from kalaro.games.tongits.events import (
 )
 from kalaro.games.tongits.melds import (
     HandGrid,
-    MeldKind,
     discard_melds,
     four_of_a_kinds,
     hand_melds,
@@ -81,142 +80,22 @@ from kalaro.games.tongits.melds import (
     meld_kind,
     sort_meld,
 )
-from kalaro.games.tongits.options import Options
-from kalaro.games.tongits.scoring import (
-    SEATS,
-    after,
-    all_deadwood,
-    draw_winner,
-    finish,
-    hand_deadwood,
-    stock_out_winners,
+from kalaro.games.tongits.scoring import SEATS, all_deadwood, hand_deadwood, stock_out_winners
+from kalaro.games.tongits.state import State
+from kalaro.games.tongits.steps import (
+    Step,
+    check_turn,
+    end_hand,
+    new_meld,
+    pending_answers,
+    set_hand,
+    sorted_hand,
+    tongits_if_empty,
+    without,
 )
-from kalaro.games.tongits.state import (
-    Answer,
-    DrawCall,
-    Ending,
-    Hand,
-    Phase,
-    Result,
-    State,
-    TableMeld,
-    Timer,
-)
-
-DEALER_CARDS = 13
-PLAYER_CARDS = 12
-
-Step = tuple[State, list[Event]]
-
-
-def new_hand(options: Options, seed: bytes, dealer: int | None = None) -> State:
-    """Deal a hand from ``seed``.
-
-    The deck (:data:`~kalaro.games.cards.DECK` order) is shuffled with the seed; cards
-    0..35 go one at a time to the dealer, the next seat, the seat after, and so on;
-    card 36 is the dealer's 13th; cards 37..51 are the stock, card 37 on top. With no
-    ``dealer`` given (the first hand at a table), the dealer is ``pick(seed, "dealer", 3)``.
-    """
-    if dealer is None:
-        dealer = pick(seed, "dealer", 3)
-    if dealer not in SEATS:
-        raise ValueError(f"dealer must be a seat 0, 1 or 2, not {dealer!r}")
-    deck = shuffled(DECK, seed)
-    hands: list[list[str]] = [[], [], []]
-    for i in range(3 * PLAYER_CARDS):
-        hands[(dealer + i) % 3].append(deck[i])
-    hands[dealer].append(deck[3 * PLAYER_CARDS])
-    return State(
-        options=options,
-        dealer=dealer,
-        turn=dealer,
-        phase="play",  # the dealer's first turn has no draw
-        hands=tuple(_sorted(hand) for hand in hands),
-        stock=tuple(deck[3 * PLAYER_CARDS + 1 :]),
-        discards=(),
-    )
-
 
 # --------------------------------------------------------------------------------------
-# Queries
-
-
-def is_over(state: State) -> bool:
-    return state.phase == "over"
-
-
-def result(state: State) -> Result | None:
-    """The result once the hand is over, else ``None``."""
-    return state.result
-
-
-def to_act(state: State) -> list[int]:
-    """The seats whose input the hand is waiting for."""
-    if state.phase == "over":
-        return []
-    if state.phase == "answers":
-        return _pending(state)
-    return [state.turn]
-
-
-def pending_timer(state: State) -> Timer | None:
-    """The window the worker must time now, or ``None`` (hand over, or clock off).
-
-    During a Draw call: the Fight/Fold window, opened by the call and not restarted by
-    an answer; ``seats`` are the opponents still to answer. Otherwise the turn clock of
-    the player to act, one window per turn (``opened_at`` is ``turn_no``) that melds
-    and lay-offs do not restart. ``seconds`` is 0 when every seat waited on is away.
-    When it runs out the worker applies ``TimeOut()`` for each seat in ``seats`` that
-    has still not acted.
-    """
-    if state.phase == "over":
-        return None
-    if state.phase == "answers":
-        seats = tuple(_pending(state))
-        all_away = all(state.is_away(s) for s in seats)
-        return Timer(
-            kind="fight_or_fold",
-            seats=seats,
-            seconds=0 if all_away else state.options.fight_seconds,
-            opened_at=state.turn_no,
-        )
-    seconds = state.options.turn_seconds
-    if seconds is None:
-        return None
-    return Timer(
-        kind="turn",
-        seats=(state.turn,),
-        seconds=0 if state.is_away(state.turn) else seconds,
-        opened_at=state.turn_no,
-    )
-
-
-def away_seats(state: State) -> tuple[int, ...]:
-    """The seats marked away right now (the lobby seats them out of the next deal)."""
-    return tuple(s for s in SEATS if state.is_away(s))
-
-
-def call_draw_refusal(state: State, seat: int) -> IllegalAction | None:
-    """Why ``seat`` may not call Draw now, or ``None`` if it may."""
-    if state.phase == "over":
-        return IllegalAction("hand_over", "the hand is over")
-    if state.phase == "answers":
-        return IllegalAction("awaiting_answers", "a Draw call is waiting for answers")
-    if seat != state.turn:
-        return IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
-    if state.phase != "start":
-        return IllegalAction(
-            "cannot_call_draw", "Draw may only be called at the start of your turn, before drawing"
-        )
-    if not state.opened(seat):
-        return IllegalAction("cannot_call_draw", "you need an exposed meld to call Draw")
-    if state.options.sapaw_blocks_call and state.sapawed[seat]:
-        return IllegalAction(
-            "sapaw_blocks_call",
-            "Draw is blocked: someone laid off on your melds since your previous turn, "
-            "or you laid off on your own meld in your previous turn",
-        )
-    return None
+# What a seat may do
 
 
 def legal_actions(state: State, seat: int) -> list[AnyAction]:
@@ -237,7 +116,7 @@ def legal_actions(state: State, seat: int) -> list[AnyAction]:
 
 def _moves(state: State, seat: int) -> list[AnyAction]:
     if state.phase == "answers":
-        return [Fight(), Fold()] if seat in _pending(state) else []
+        return [Fight(), Fold()] if seat in pending_answers(state) else []
     if seat != state.turn:
         return []
     hand = HandGrid(state.hands[seat])
@@ -255,7 +134,10 @@ def _moves(state: State, seat: int) -> list[AnyAction]:
         actions.extend(ExposeSecretSet(cards) for cards in four_of_a_kinds(hand))
     for meld in state.melds:
         if not meld.face_down:
-            actions.extend(LayOff(cards, meld.id) for cards in layoffs(hand, meld.cards, meld.kind))
+            actions.extend(
+                LayOff(cards=cards, meld_id=meld.id)
+                for cards in layoffs(hand, meld.cards, meld.kind)
+            )
     actions.extend(Discard(card) for card in state.hands[seat])
     return actions
 
@@ -280,27 +162,27 @@ def apply(state: State, seat: int, action: AnyAction) -> Step:
         case Back():
             return _back(state, seat)
         case Fight() | Fold():
-            new, events = _answer(state, seat, action)
+            new, events = answer_call(state, seat, action)
         case CallDraw():
-            _check_turn(state, seat)
-            new, events = _call_draw(state, seat)
+            check_turn(state, seat)
+            new, events = call_draw(state, seat)
         case Draw():
-            _check_turn(state, seat, "start")
+            check_turn(state, seat, "start")
             new, events = _draw(state, seat)
         case TakeDiscard(cards=cards):
-            _check_turn(state, seat, "start")
+            check_turn(state, seat, "start")
             new, events = _take_discard(state, seat, cards)
         case Meld(cards=cards):
-            _check_turn(state, seat, "play")
+            check_turn(state, seat, "play")
             new, events = _meld(state, seat, cards)
         case ExposeSecretSet(cards=cards):
-            _check_turn(state, seat, "play")
+            check_turn(state, seat, "play")
             new, events = _expose_secret_set(state, seat, cards)
         case LayOff(cards=cards, meld_id=meld_id):
-            _check_turn(state, seat, "play")
+            check_turn(state, seat, "play")
             new, events = _lay_off(state, seat, cards, meld_id)
         case Discard(card=card):
-            _check_turn(state, seat, "play")
+            check_turn(state, seat, "play")
             new, events = _discard(state, seat, card)
         case _:
             _unhandled(action)
@@ -317,31 +199,13 @@ def _unhandled(action: Never) -> NoReturn:
     raise IllegalAction("unknown_action", f"not a Tongits action: {action!r}")
 
 
-def _check_turn(state: State, seat: int, phase: Phase | None = None) -> None:
-    """A turn move: no Draw call waiting, ``seat``'s turn, and (if given) ``phase``."""
-    if state.phase == "answers":
-        raise IllegalAction("awaiting_answers", "a Draw call is waiting for Fight or Fold answers")
-    if seat != state.turn:
-        raise IllegalAction("not_your_turn", f"it is seat {state.turn}'s turn")
-    if phase is not None:
-        _require_phase(state, phase)
-
-
-def _require_phase(state: State, phase: str) -> None:
-    if state.phase == phase:
-        return
-    if phase == "play":
-        raise IllegalAction("must_draw_first", "draw from the stock or take the discard first")
-    raise IllegalAction("already_drew", "you have already drawn this turn")
-
-
 def _draw(state: State, seat: int) -> Step:
     if not state.stock:
         raise IllegalAction("stock_empty", "the stock is empty")
     card, stock = state.stock[0], state.stock[1:]
     new = replace(
         state,
-        hands=_set_hand(state.hands, seat, _sorted((*state.hands[seat], card))),
+        hands=set_hand(state.hands, seat, sorted_hand((*state.hands[seat], card))),
         stock=stock,
         phase="play",
         # whoever draws the last card finishes the turn, then the hand ends
@@ -358,46 +222,46 @@ def _take_discard(state: State, seat: int, cards: tuple[str, ...]) -> Step:
         raise IllegalAction(
             "invalid_meld", "the discard may only be taken to form a new meld with 2+ hand cards"
         )
-    rest = _without(state.hands[seat], cards)
+    rest = without(state.hands[seat], cards)
     kind = meld_kind((*cards, top))
     if kind is None:
         raise IllegalAction("invalid_meld", f"{' '.join((*cards, top))} is not a set or a run")
     meld_id = len(state.melds)
-    meld = _new_meld(meld_id, seat, kind, (*cards, top), from_discard=top)
+    meld = new_meld(meld_id, seat, kind, (*cards, top), from_discard=top)
     new = replace(
         state,
-        hands=_set_hand(state.hands, seat, rest),
+        hands=set_hand(state.hands, seat, rest),
         discards=state.discards[:-1],
         melds=(*state.melds, meld),
         phase="play",
     )
     events: list[Event] = [DiscardTaken(seat=seat, card=top, cards=meld.cards, meld_id=meld_id)]
-    return _tongits_if_empty(new, seat, events)
+    return tongits_if_empty(new, seat, events)
 
 
 def _meld(state: State, seat: int, cards: tuple[str, ...]) -> Step:
-    rest = _without(state.hands[seat], cards)
+    rest = without(state.hands[seat], cards)
     kind = meld_kind(cards)
     if kind is None:
         raise IllegalAction("invalid_meld", f"{' '.join(cards)} is not a set or a run")
     meld_id = len(state.melds)
-    meld = _new_meld(meld_id, seat, kind, cards)
-    new = replace(state, hands=_set_hand(state.hands, seat, rest), melds=(*state.melds, meld))
+    meld = new_meld(meld_id, seat, kind, cards)
+    new = replace(state, hands=set_hand(state.hands, seat, rest), melds=(*state.melds, meld))
     events: list[Event] = [MeldExposed(seat=seat, meld_id=meld_id, kind=kind, cards=meld.cards)]
-    return _tongits_if_empty(new, seat, events)
+    return tongits_if_empty(new, seat, events)
 
 
 def _expose_secret_set(state: State, seat: int, cards: tuple[str, ...]) -> Step:
     if not state.options.secret_sets:
         raise IllegalAction("secret_sets_off", "this table does not play secret sets")
-    rest = _without(state.hands[seat], cards)
+    rest = without(state.hands[seat], cards)
     if len(cards) != 4 or meld_kind(cards) != "set":
         raise IllegalAction("invalid_meld", "a secret set is all four cards of one rank")
     meld_id = len(state.melds)
-    meld = replace(_new_meld(meld_id, seat, "set", cards), face_down=True)
-    new = replace(state, hands=_set_hand(state.hands, seat, rest), melds=(*state.melds, meld))
+    meld = replace(new_meld(meld_id, seat, "set", cards), face_down=True)
+    new = replace(state, hands=set_hand(state.hands, seat, rest), melds=(*state.melds, meld))
     events: list[Event] = [SecretSetExposed(seat=seat, meld_id=meld_id, cards=meld.cards)]
-    return _tongits_if_empty(new, seat, events)
+    return tongits_if_empty(new, seat, events)
 
 
 def _lay_off(state: State, seat: int, cards: tuple[str, ...], meld_id: int) -> Step:
@@ -408,7 +272,7 @@ def _lay_off(state: State, seat: int, cards: tuple[str, ...], meld_id: int) -> S
         raise IllegalAction("invalid_lay_off", "nothing can be laid off on a secret set")
     if not cards:
         raise IllegalAction("invalid_lay_off", "choose the cards to lay off")
-    rest = _without(state.hands[seat], cards)
+    rest = without(state.hands[seat], cards)
     combined = (*meld.cards, *cards)
     if meld_kind(combined) != meld.kind:
         raise IllegalAction(
@@ -419,28 +283,28 @@ def _lay_off(state: State, seat: int, cards: tuple[str, ...], meld_id: int) -> S
     grown = replace(meld, cards=ordered, placed_by=tuple(placed[c] for c in ordered))
     melds = tuple(grown if m.id == meld_id else m for m in state.melds)
     if meld.owner == seat:
-        new = replace(state, hands=_set_hand(state.hands, seat, rest), melds=melds, own_sapaw=True)
+        new = replace(state, hands=set_hand(state.hands, seat, rest), melds=melds, own_sapaw=True)
     else:
         sapawed = tuple(True if s == meld.owner else flag for s, flag in enumerate(state.sapawed))
-        new = replace(state, hands=_set_hand(state.hands, seat, rest), melds=melds, sapawed=sapawed)
+        new = replace(state, hands=set_hand(state.hands, seat, rest), melds=melds, sapawed=sapawed)
     events: list[Event] = [
         CardsLaidOff(seat=seat, meld_id=meld_id, owner=meld.owner, cards=sort_meld(cards))
     ]
-    return _tongits_if_empty(new, seat, events)
+    return tongits_if_empty(new, seat, events)
 
 
 def _discard(state: State, seat: int, card: str) -> Step:
-    rest = _without(state.hands[seat], (card,))
+    rest = without(state.hands[seat], (card,))
     moved = replace(
-        state, hands=_set_hand(state.hands, seat, rest), discards=(*state.discards, card)
+        state, hands=set_hand(state.hands, seat, rest), discards=(*state.discards, card)
     )
     events: list[Event] = [CardDiscarded(seat=seat, card=card)]
     if not rest:
-        return _end(moved, "tongits", (seat,), events)
+        return end_hand(moved, "tongits", (seat,), events)
     if not moved.stock:
         points = all_deadwood(moved)
         winners = stock_out_winners(moved, seat, points)
-        return _end(moved, "stock_out", winners, events, points=points, last_drawer=seat)
+        return end_hand(moved, "stock_out", winners, events, points=points, last_drawer=seat)
     # the turn passes; this seat's sapaw lock now only remembers its own sapaw
     sapawed = tuple(state.own_sapaw if s == seat else flag for s, flag in enumerate(state.sapawed))
     new = replace(
@@ -454,57 +318,10 @@ def _discard(state: State, seat: int, card: str) -> Step:
     return new, events
 
 
-def _call_draw(state: State, seat: int) -> Step:
-    refusal = call_draw_refusal(state, seat)
-    if refusal is not None:
-        raise refusal
-    answers: list[Answer] = ["burned", "burned", "burned"]
-    for s in SEATS:
-        if s == seat:
-            answers[s] = "caller"
-        elif state.opened(s):
-            answers[s] = "pending"
-    asked = tuple(s for s in after(seat) if answers[s] == "pending")
-    new = replace(state, phase="answers", draw_call=DrawCall(caller=seat, answers=tuple(answers)))
-    events: list[Event] = [DrawCalled(seat=seat, asked=asked)]
-    if not asked:
-        return _settle_draw(new, events)
-    return new, events
-
-
-def _answer(state: State, seat: int, action: Fight | Fold | TimeOut) -> Step:
-    call = state.draw_call
-    if state.phase != "answers" or call is None:
-        raise IllegalAction("no_draw_call", "no Draw call is waiting for answers")
-    answer = call.answers[seat]
-    if answer == "caller":
-        raise IllegalAction("not_asked", "the caller does not answer their own Draw call")
-    if answer == "burned":
-        if isinstance(action, Fight):
-            raise IllegalAction("burned_cannot_fight", "a burned player cannot fight")
-        raise IllegalAction("not_asked", "a burned player is not asked to answer")
-    if answer != "pending":
-        raise IllegalAction("already_answered", "you have already answered this Draw call")
-    event: Event
-    if isinstance(action, Fight):
-        answers = _set_answer(call.answers, seat, "fight")
-        timed_out = call.timed_out
-        event = Fought(seat=seat)
-    else:
-        answers = _set_answer(call.answers, seat, "fold")
-        late = isinstance(action, TimeOut)
-        timed_out = tuple(late if s == seat else t for s, t in enumerate(call.timed_out))
-        event = Folded(seat=seat, timed_out=late)
-    new = replace(state, draw_call=replace(call, answers=answers, timed_out=timed_out))
-    if "pending" in answers:
-        return new, [event]
-    return _settle_draw(new, [event])
-
-
 def _time_out(state: State, seat: int) -> Step:
     """The worker's ``TimeOut`` for ``seat``: answer or play for it, and count it."""
     if state.phase == "answers":
-        new, moved = _answer(state, seat, TimeOut())
+        new, moved = answer_call(state, seat, TimeOut())
     else:
         if state.options.turn_seconds is None:
             raise IllegalAction("no_timer", "this table plays without a turn clock")
@@ -538,88 +355,3 @@ def _back(state: State, seat: int) -> Step:
         raise IllegalAction("not_away", "you are not marked away")
     away, timeouts = clock.acted(state.away, state.timeouts, seat, len(SEATS))
     return replace(state, away=away, timeouts=timeouts), [Returned(seat=seat)]
-
-
-def _settle_draw(state: State, events: list[Event]) -> Step:
-    assert state.draw_call is not None
-    points = all_deadwood(state)
-    winner = draw_winner(state, state.draw_call, points)
-    return _end(state, "draw", (winner,), events, points=points)
-
-
-# --------------------------------------------------------------------------------------
-# Helpers
-
-
-def _tongits_if_empty(state: State, seat: int, events: list[Event]) -> Step:
-    """Tongits: the moment a hand is empty, its player wins at once."""
-    if state.hands[seat]:
-        return state, events
-    return _end(state, "tongits", (seat,), events)
-
-
-def _end(
-    state: State,
-    ending: Ending,
-    winners: tuple[int, ...],
-    events: list[Event],
-    *,
-    points: tuple[int, ...] | None = None,
-    last_drawer: int | None = None,
-) -> Step:
-    if points is None:
-        points = all_deadwood(state)
-    outcome = finish(state, ending, winners, points, last_drawer=last_drawer)
-    return replace(state, phase="over", result=outcome), [*events, HandEnded(result=outcome)]
-
-
-def _pending(state: State) -> list[int]:
-    call = state.draw_call
-    if call is None:
-        return []
-    return [s for s in after(call.caller) if call.answers[s] == "pending"]
-
-
-def _set_answer(answers: tuple[Answer, ...], seat: int, answer: Answer) -> tuple[Answer, ...]:
-    return tuple(answer if s == seat else a for s, a in enumerate(answers))
-
-
-def _set_hand(hands: tuple[Hand, ...], seat: int, hand: Hand) -> tuple[Hand, ...]:
-    return tuple(hand if s == seat else h for s, h in enumerate(hands))
-
-
-def _sorted(cards: Iterable[str]) -> Hand:
-    return tuple(sorted(cards, key=card_index))
-
-
-def _without(hand: Hand, cards: tuple[str, ...]) -> Hand:
-    """``hand`` minus ``cards``, refusing bad notation, repeats and cards not held."""
-    for name in cards:
-        if not is_card(name):
-            raise IllegalAction("invalid_card", f"not a card: {name!r}")
-    if len(set(cards)) != len(cards):
-        raise IllegalAction("duplicate_cards", "the same card was given twice")
-    missing = [name for name in cards if name not in hand]
-    if missing:
-        raise IllegalAction("card_not_in_hand", f"not in your hand: {' '.join(missing)}")
-    removed = set(cards)
-    return tuple(name for name in hand if name not in removed)
-
-
-def _new_meld(
-    meld_id: int,
-    seat: int,
-    kind: MeldKind,
-    cards: Iterable[str],
-    *,
-    from_discard: str | None = None,
-) -> TableMeld:
-    ordered = sort_meld(cards)
-    return TableMeld(
-        id=meld_id,
-        owner=seat,
-        kind=kind,
-        cards=ordered,
-        placed_by=(seat,) * len(ordered),
-        from_discard=from_discard,
-    )

@@ -18,7 +18,7 @@ class Event(msgspec.Struct, frozen=True, tag_field="type"):
     """Base of every Tongits event."""
 
 
-class CardDrawn(Event, frozen=True, tag="card_drawn"):
+class CardDrawn(Event, frozen=True, tag="card_drawn", kw_only=True):
     """``seat`` drew from the stock; ``card`` is ``None`` in everyone else's copy."""
 
     seat: int
@@ -26,7 +26,7 @@ class CardDrawn(Event, frozen=True, tag="card_drawn"):
     stock_left: int
 
 
-class DiscardTaken(Event, frozen=True, tag="discard_taken"):
+class DiscardTaken(Event, frozen=True, tag="discard_taken", kw_only=True):
     """``seat`` took the top discard ``card`` and exposed it with hand ``cards``."""
 
     seat: int
@@ -35,14 +35,14 @@ class DiscardTaken(Event, frozen=True, tag="discard_taken"):
     meld_id: int
 
 
-class MeldExposed(Event, frozen=True, tag="meld_exposed"):
+class MeldExposed(Event, frozen=True, tag="meld_exposed", kw_only=True):
     seat: int
     meld_id: int
     kind: MeldKind
     cards: tuple[str, ...]
 
 
-class SecretSetExposed(Event, frozen=True, tag="secret_set_exposed"):
+class SecretSetExposed(Event, frozen=True, tag="secret_set_exposed", kw_only=True):
     """A four-card set face down; ``cards`` is empty in everyone else's copy."""
 
     seat: int
@@ -50,7 +50,7 @@ class SecretSetExposed(Event, frozen=True, tag="secret_set_exposed"):
     cards: tuple[str, ...]
 
 
-class CardsLaidOff(Event, frozen=True, tag="cards_laid_off"):
+class CardsLaidOff(Event, frozen=True, tag="cards_laid_off", kw_only=True):
     """Sapaw: ``seat`` added ``cards`` to meld ``meld_id`` owned by ``owner``."""
 
     seat: int
@@ -59,12 +59,12 @@ class CardsLaidOff(Event, frozen=True, tag="cards_laid_off"):
     cards: tuple[str, ...]
 
 
-class CardDiscarded(Event, frozen=True, tag="card_discarded"):
+class CardDiscarded(Event, frozen=True, tag="card_discarded", kw_only=True):
     seat: int
     card: str
 
 
-class DrawCalled(Event, frozen=True, tag="draw_called"):
+class DrawCalled(Event, frozen=True, tag="draw_called", kw_only=True):
     """``seat`` called Draw; ``asked`` are the opponents who may Fight or Fold."""
 
     seat: int
@@ -75,7 +75,7 @@ class Fought(Event, frozen=True, tag="fought"):
     seat: int
 
 
-class Folded(Event, frozen=True, tag="folded"):
+class Folded(Event, frozen=True, tag="folded", kw_only=True):
     seat: int
     timed_out: bool = False
 
@@ -84,7 +84,7 @@ class HandEnded(Event, frozen=True, tag="hand_ended"):
     result: Result
 
 
-class TimedOut(Event, frozen=True, tag="timed_out"):
+class TimedOut(Event, frozen=True, tag="timed_out", kw_only=True):
     """``seat``'s clock ran out; ``away``: the seat is marked away after it. The events of
     the moves auto-played for it follow."""
 

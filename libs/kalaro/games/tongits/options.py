@@ -17,7 +17,7 @@ StockOutTie = Literal["split", "last_drawer"]
 PaymentTable = Literal["table_a", "table_b"]
 
 
-class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The options of one Tongits table.
 
     - ``deadwood``: ``"hand"`` counts every card left in hand; ``"outside_melds"`` only

@@ -27,7 +27,7 @@ Answer = Literal["caller", "pending", "fight", "fold", "burned"]
 Hand = tuple[str, ...]
 
 
-class TableMeld(msgspec.Struct, frozen=True):
+class TableMeld(msgspec.Struct, frozen=True, kw_only=True):
     """An exposed meld. ``placed_by[i]`` is the seat that put ``cards[i]`` there: the
     owner, or whoever laid it off (sapaw); table B's ace bonus needs to know."""
 
@@ -40,7 +40,7 @@ class TableMeld(msgspec.Struct, frozen=True):
     from_discard: str | None = None  # the discard taken to form it, if any
 
 
-class DrawCall(msgspec.Struct, frozen=True):
+class DrawCall(msgspec.Struct, frozen=True, kw_only=True):
     """A Draw call in progress or settled: ``answers[seat]`` for each seat."""
 
     caller: int
@@ -48,7 +48,7 @@ class DrawCall(msgspec.Struct, frozen=True):
     timed_out: tuple[bool, ...] = (False, False, False)
 
 
-class Result(msgspec.Struct, frozen=True):
+class Result(msgspec.Struct, frozen=True, kw_only=True):
     """How a hand ended and what moves.
 
     ``payments[seat]`` is net units of the bet (positive: receives), summing to zero.
@@ -71,7 +71,7 @@ class Result(msgspec.Struct, frozen=True):
     owed: tuple[int, ...] = (0, 0, 0)
 
 
-class Timer(msgspec.Struct, frozen=True):
+class Timer(msgspec.Struct, frozen=True, kw_only=True):
     """A window the worker must time: after ``seconds`` it applies ``TimeOut()`` for each
     seat in ``seats`` that has still not acted.
 
@@ -87,7 +87,7 @@ class Timer(msgspec.Struct, frozen=True):
     opened_at: int = 0
 
 
-class State(msgspec.Struct, frozen=True):
+class State(msgspec.Struct, frozen=True, kw_only=True):
     """One Tongits hand. Seats are 0, 1, 2; turn order is seat -> (seat + 1) % 3."""
 
     options: Options

@@ -13,13 +13,14 @@ import msgspec
 
 from kalaro.games.clock import Clock, visible
 from kalaro.games.tongits.actions import AnyAction
-from kalaro.games.tongits.engine import legal_actions, pending_timer, to_act
+from kalaro.games.tongits.deal import pending_timer, to_act
+from kalaro.games.tongits.engine import legal_actions
 from kalaro.games.tongits.melds import MeldKind
 from kalaro.games.tongits.options import Options
 from kalaro.games.tongits.state import Answer, Phase, Result, State, TableMeld
 
 
-class MeldView(msgspec.Struct, frozen=True):
+class MeldView(msgspec.Struct, frozen=True, kw_only=True):
     """An exposed meld as a viewer sees it; a secret set shows no cards to others."""
 
     id: int
@@ -31,14 +32,14 @@ class MeldView(msgspec.Struct, frozen=True):
     face_down: bool = False
 
 
-class DrawCallView(msgspec.Struct, frozen=True):
+class DrawCallView(msgspec.Struct, frozen=True, kw_only=True):
     caller: int
     answers: tuple[Answer, ...]
     waiting: tuple[int, ...]
     seconds: int
 
 
-class View(msgspec.Struct, frozen=True):
+class View(msgspec.Struct, frozen=True, kw_only=True):
     """A seat's (``seat``) or the audience's (``seat is None``) view of the hand."""
 
     seat: int | None
