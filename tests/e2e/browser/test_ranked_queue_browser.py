@@ -106,7 +106,7 @@ def test_join_the_queue_be_seated_play_and_see_the_new_rating(
             page.goto("/#/profile")
             row = page.locator("#profile-ratings tr[data-game='tongits']")
             deadline = time.monotonic() + RATED_WITHIN_S
-            while row.count() == 0 or row.locator("td").nth(3).inner_text() != "1":
+            while row.count() == 0 or row.locator("td").nth(2).inner_text() != "1":  # hands
                 assert time.monotonic() < deadline, "the hand was not rated in time"
                 time.sleep(1)
                 page.reload()
