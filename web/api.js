@@ -240,3 +240,17 @@ export const addBot = (id, seat = null) => call("POST", `${t(id)}/bots`, { seat 
 
 // --- practice -------------------------------------------------------------------------
 export const createPractice = (game) => call("POST", "/api/practice", { game });
+
+// --- ranked play (issue 34) -------------------------------------------------------------
+// A host's public table: the rating a sit needs (null: anyone may sit).
+export const setMinRating = (id, min_rating) => call("POST", `${t(id)}/min-rating`, { min_rating });
+export const ratings = (userId) => call("GET", `/api/ratings/${encodeURIComponent(userId)}`);
+export const leaderboard = (game, period = "all") => call("GET", `/api/leaderboard${q({ game, period })}`);
+// The queue: {status: "waiting", waited_s} | {status: "seated", table_id} | {status: "idle"}.
+export const joinQueue = (game, bet) => call("POST", "/api/queue", { game, bet });
+export const leaveQueue = () => call("DELETE", "/api/queue");
+export const queueStatus = () => call("GET", "/api/queue");
+export const fairPlay = (game, days = 30) => call("GET", `/api/admin/fair-play${q({ game, days })}`);
+// action: warn, bar-ranked, unbar-ranked, freeze, unfreeze; audited with the reason.
+export const adminAct = (userId, action, reason) =>
+  call("POST", `/api/admin/players/${encodeURIComponent(userId)}/${encodeURIComponent(action)}`, { reason });

@@ -2,7 +2,8 @@
 //
 // Routes: #/sign-in, #/ (tables), #/tables/<id>, #/join/<id>?code=… (an invite link:
 // remembers the code, then opens the table), #/wallet, #/hands, #/hands/<game>/<hand>,
-// #/profile (mine), #/players/<id>?name=… (anyone's stats), #/admin, #/how-to-play, and the pages mailed links open: #/verify?token=…,
+// #/profile (mine), #/players/<id>?name=… (anyone's stats), #/leaderboard,
+// #/admin, #/admin/fair-play, #/how-to-play, and the pages mailed links open: #/verify?token=…,
 // #/reset (ask for a link) and #/reset?token=… (choose a new password).
 // Hash routing means the gateway's static file server needs no rewrite rules.
 
@@ -22,6 +23,9 @@ import * as replay from "./views/replay.js";
 import * as profile from "./views/profile.js";
 import * as verifyEmail from "./views/verify-email.js";
 import * as resetPassword from "./views/reset-password.js";
+import * as leaderboard from "./views/leaderboard.js";
+import * as fairPlay from "./views/fair-play.js";
+import { followSeated } from "./views/quick-play.js";
 
 // Open without signing in: mailed links are followed from any browser.
 const PUBLIC_VIEWS = new Set([signIn, howTo, verifyEmail, resetPassword]);
@@ -82,6 +86,7 @@ function ensureSocket() {
   });
   // Removed from a table, or the table ended: say so and go back to the lobby.
   watchTableNotices(socket, app, () => api.currentUser()?.user_id);
+  followSeated(socket, app, toast); // the ranked queue seated us: to the table (issue 34)
   socket.connect();
   app.socket = socket;
   return socket;
@@ -132,6 +137,8 @@ function parse(hash) {
     const mine = decodeURIComponent(id) === api.currentUser()?.user_id;
     return { view: profile, name: mine ? "profile" : "players", params: { userId: decodeURIComponent(id), name: new URLSearchParams(search).get("name") || "" } };
   }
+  if (parts[0] === "leaderboard") return { view: leaderboard, name: "leaderboard" };
+  if (parts[0] === "admin" && parts[1] === "fair-play") return { view: fairPlay, name: "admin" };
   if (parts[0] === "admin") return { view: admin, name: "admin" };
   if (parts[0] === "how-to-play") return { view: howTo, name: "how" };
   return { view: dashboard, name: "tables" };

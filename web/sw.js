@@ -5,7 +5,7 @@
 // online; the cache is only the fallback. The API, the WebSocket and the API docs are
 // never cached (balances, tables and tokens must always be live).
 
-const CACHE = "kalaro-shell-v2";
+const CACHE = "kalaro-shell-v3";
 const OFFLINE = "offline.html";
 const SHELL = [
   "./", "index.html", "offline.html", "manifest.webmanifest",
@@ -20,6 +20,8 @@ const SHELL = [
   "views/table-sets.js", "views/table-sound.js", "views/table-store.js",
   "views/table-tongits.js", "views/table.js", "views/verify-banner.js",
   "views/verify-email.js", "views/reset-password.js", "views/wallet.js",
+  // ranked play (issue 34)
+  "ranked.css", "views/fair-play.js", "views/leaderboard.js", "views/quick-play.js", "views/ratings.js",
 ];
 
 self.addEventListener("install", (event) => {

@@ -72,6 +72,7 @@ class TablesController(Controller):
         message = lb.CreateTable(
             caller=caller(claims), game=data.game, bet=data.bet, ruleset=data.ruleset,
             options=data.options, private=data.private, chat_enabled=data.chat_enabled,
+            min_rating=data.min_rating,
         )  # fmt: skip
         return await forward(request, endpoints.LOBBY_CREATE_TABLE, message)
 
@@ -243,3 +244,21 @@ class TablesController(Controller):
     ) -> lb.TableInfo:
         message = lb.SetChat(caller=caller(claims), table_id=table_id, enabled=data.enabled)
         return await forward(request, endpoints.LOBBY_SET_CHAT, message)
+
+    @post(
+        "/{table_id:str}/min-rating",
+        status_code=200,
+        summary="Set or clear the minimum rating to sit (host; public tables, issue 34)",
+        guards=[access.TABLE_HOST_ONLY],
+    )
+    async def min_rating(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        claims: Claims,
+        table_id: TableId,
+        data: JSONBody[api.MinRatingBody],
+    ) -> lb.TableInfo:
+        message = lb.SetMinRating(
+            caller=caller(claims), table_id=table_id, min_rating=data.min_rating
+        )
+        return await forward(request, endpoints.LOBBY_SET_MIN_RATING, message)

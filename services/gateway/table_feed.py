@@ -45,10 +45,12 @@ from kalaro.proto.lobby import GetTable, TableInfo
 from kalaro.proto.ws import TableChanged
 from services.gateway.connection import Connection
 from services.gateway.presence import PresenceReporter
+from services.gateway.watch_delay import AudienceDelay
 
 _table_changed = msgspec.json.Decoder(TableChanged)
 _encode = msgspec.json.Encoder().encode
 _TABLE_FRAME_PREFIX = b'{"type":"table"'
+_IN_HAND = ("dealing", "playing")
 
 
 def _sitters(table: TableInfo) -> tuple[str | None, ...]:
@@ -89,6 +91,8 @@ class TableFeed:
         self._frames_subject = subjects.table_frames(table.table_id)
         self._watched = False  # marked watched for a spectator here (refreshed by the hub)
         self._syncing = asyncio.Lock()  # joins and table changes may sync at once
+        # A ranked table's spectators see it some moves late (issue 34).
+        self.delay: AudienceDelay | None = AudienceDelay() if table.ranked else None
 
     @property
     def empty(self) -> bool:
@@ -170,6 +174,8 @@ class TableFeed:
                 for conn in tuple(sockets):  # a push may close a socket, which detaches it
                     conn.push(part)
         audience = frames.audience
+        if audience is not None and self.delay is not None and self.table.status in _IN_HAND:
+            audience = self.delay.hold(audience)  # held back (watch_delay.py)
         if audience is not None and self.spectators:
             for conn in tuple(self.spectators):
                 conn.push(audience)
@@ -185,7 +191,10 @@ class TableFeed:
         if table.version < self.table.version:
             return
         seated_before = _sitters(self.table)
+        hand_before = self.table.hand_id
         self.table = table
+        if self.delay is not None:
+            self._delay_follows(hand_before)
         if _sitters(table) != seated_before:
             # Someone sat down or left: move sockets between seat and audience.
             # (Most table frames are Ready taps and hand ends: nothing to move.)
@@ -193,6 +202,22 @@ class TableFeed:
                 self.attach(conn)
             self.announce()
             await self.sync_subscriptions()
+
+    def _delay_follows(self, hand_before: str | None) -> None:
+        """A ranked table's hand ended: show the spectators what was held; a new one
+        began: show newcomers nothing of the last one."""
+        assert self.delay is not None
+        if self.table.status not in _IN_HAND:
+            for frame in self.delay.release():
+                for conn in tuple(self.spectators):
+                    conn.push(frame)
+        elif self.table.hand_id != hand_before:
+            self.delay.forget()
+
+    def delayed_view(self) -> bytes | None:
+        """What a spectator arriving now at a ranked table in a hand is shown (None:
+        nothing yet); see :mod:`services.gateway.watch_delay`."""
+        return None if self.delay is None else self.delay.shown
 
     async def resync(self) -> None:
         """Send every socket here the table and its hand as they are now: what was
@@ -211,8 +236,12 @@ class TableFeed:
         audiences: list[tuple[str | None, set[Connection]]] = [
             (next(iter(sockets)).user_id, sockets) for sockets in self.seated.values() if sockets
         ]
-        if self.spectators:
+        shown = self.delayed_view()  # a ranked table's spectators: never the current view
+        if self.spectators and self.delay is None:
             audiences.append((None, self.spectators))
+        elif shown is not None:
+            for conn in list(self.spectators):
+                conn.push(shown)
         view = endpoints.to_owner(endpoints.engine_view(self.game), self.table_id)
         for user_id, sockets in audiences:
             try:

@@ -238,6 +238,12 @@ class Session:
         if feed is None:
             return
         seat = self.conn.seats.get(table_id)
+        if seat is None and feed.delay is not None:
+            # A ranked table's spectator: only what the delay has released (issue 34).
+            shown = feed.delayed_view()
+            if shown is not None:
+                self.conn.push(shown)
+            return
         message = e.GetView(
             table_id=table_id, user_id=self.conn.user_id if seat is not None else None
         )

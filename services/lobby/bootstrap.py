@@ -95,6 +95,9 @@ ROUTES: list[Route[Lobby]] = [
     route(endpoints.LOBBY_ADD_BOT, h.add_bot),
     route(endpoints.LOBBY_PRESENCE, h.report_presence),
     route(endpoints.LOBBY_HAND_FINISHED, hand_finished),
+    # ranked play (issue 34)
+    route(endpoints.LOBBY_OPEN_RANKED, h.open_ranked),
+    route(endpoints.LOBBY_SET_MIN_RATING, h.set_min_rating),
 ]
 
 
@@ -130,6 +133,6 @@ async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExi
             "jetstream": streams_ready(nc, [subjects.EVENTS_STREAM], settings),
         },
         on_start=[start],
-        background=[lambda: sweep(lobby)],
+        background=[lambda: sweep(lobby), lobby.ranked.run_clocks],
         on_stop=[stop],
     )

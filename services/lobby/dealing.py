@@ -105,7 +105,7 @@ class Dealer:
             entropy=rec.entropy,
             dealer=info.dealer,
             private=info.private,
-            ranked=False,  # no ranked play yet
+            ranked=info.ranked,
         )
         try:
             await request(

@@ -55,11 +55,14 @@ from kalaro.proto.lobby import (
     Leave,
     LeaveAfterHand,
     ListTables,
+    OpenRankedTable,
     PresenceNoted,
+    RankedTableOpened,
     RemovePlayer,
     ReportPresence,
     SendChat,
     SetChat,
+    SetMinRating,
     SetReady,
     Sit,
     TableCreated,
@@ -67,7 +70,7 @@ from kalaro.proto.lobby import (
     TableList,
 )
 from kalaro.proto.ws import ChatPosted
-from services.lobby import access, hands, rules, setup
+from services.lobby import access, hands, ranked, rules, setup
 from services.lobby.chat import mask
 from services.lobby.records import (
     CLOSED,
@@ -140,6 +143,7 @@ async def sit(req: Sit, lobby: Lobby) -> TableInfo:
     _, rec = await lobby.store.load(req.table_id)
     rules.sit_seat(rec, caller, req.seat, req.invite_code, now)
     access.require_verified_for_bets(rec.info, caller)
+    await lobby.ranked.check_sit(req, rec.info)  # frozen? a minimum rating? (issue 34)
     change = partial(rules.sit, caller=caller, seat=req.seat, invite_code=req.invite_code, now=now)
     # Sitting with a bet: only if the balance covers this table on top of every other
     # table where the caller sits with one (see services.lobby.stakes).
@@ -167,6 +171,8 @@ async def set_ready(req: SetReady, lobby: Lobby) -> TableInfo:
     info = (await lobby.writer.update(req.table_id, change)).info
     if info.practice and req.ready:
         return await lobby.practice.deal_if_ready(info)
+    if info.ranked:  # a ranked table deals by itself too (issue 34)
+        return await lobby.ranked.set_ready(req, info)
     return info
 
 
@@ -210,6 +216,8 @@ async def hand_finished(event: HandFinished, lobby: Lobby) -> TableInfo | None:
     if written.wrote and event.away_seats:
         away = sorted(event.away_seats)
         log.info("table %s: seats %s were away and sit out", event.table_id, away)
+    if written.wrote and written.after.info.ranked:
+        await lobby.ranked.after_hand(written.after.info)  # its ready clock (issue 34)
     return written.after.info
 
 
@@ -282,3 +290,16 @@ async def create_practice(req: CreatePractice, lobby: Lobby) -> TableCreated:
 
 async def add_bot(req: AddBot, lobby: Lobby) -> TableInfo:
     return await lobby.practice.add_bot(req)
+
+
+# --- ranked play (issue 34; services/lobby/ranked.py) ---------------------------------
+
+
+async def open_ranked(req: OpenRankedTable, lobby: Lobby) -> RankedTableOpened:
+    """The ranked service's match: a ranked table with its players seated."""
+    return await lobby.ranked.open(req)
+
+
+async def set_min_rating(req: SetMinRating, lobby: Lobby) -> TableInfo:
+    change = partial(ranked.set_min_rating, caller=req.caller, min_rating=req.min_rating)
+    return (await lobby.writer.update(req.table_id, change)).info

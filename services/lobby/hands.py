@@ -43,7 +43,9 @@ def claim_deal(rec: TableRecord, caller: Caller, hand_id: str, now: float) -> Ta
     not_ready = [i for i, s in enumerate(info.seats) if s is not None and not s.ready]
     if not_ready:
         raise ServiceError(codes.CONFLICT, f"cannot deal yet: not ready: {names(info, not_ready)}")
-    return replace(rec, info=replace(info, status="dealing", hand_id=hand_id), dealing_since=now)
+    # (A ranked table's ready clock stops while the hand is dealt and played.)
+    dealing = replace(info, status="dealing", hand_id=hand_id, ready_by=None)
+    return replace(rec, info=dealing, dealing_since=now)
 
 
 def start_playing(rec: TableRecord, hand_id: str) -> TableRecord:
@@ -111,11 +113,13 @@ def finish_hand(rec: TableRecord, event: HandFinished, fresh_seed: tuple[str, st
         for i, s in enumerate(info.seats)
     ]
     seed, commitment = fresh_seed
+    # A ranked table plays only with all its matched players: one gone, it ends.
+    short = info.ranked and any(s is None for s in seats)
     return replace(
         rec,
         info=replace(
             info,
-            status="waiting",
+            status="ended" if short else "waiting",
             hand_id=None,
             seats=tuple(seats),
             dealer=event.next_dealer,

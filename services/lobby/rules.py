@@ -137,6 +137,12 @@ def sit_seat(
     require_open(info)
     if already is not None:
         raise _error(codes.CONFLICT, f"you are already sitting in seat {already}")
+    if info.ranked:  # issue 34: the queue seats a ranked table, bots never
+        raise _error(
+            codes.FORBIDDEN,
+            "a ranked table seats only the players its queue matched: join the ranked "
+            "queue to play ranked",
+        )
     if BOT_ROLE in caller.roles:
         return _bot_seat(rec, seat, now)
     if info.practice and caller.user_id != info.host_id:
@@ -180,6 +186,9 @@ def leave(rec: TableRecord, caller: Caller) -> TableRecord:
     seat = require_seat(rec.info, caller)
     require_between_hands(rec.info, "use leave after this hand")
     gone = with_seat(rec, seat, None)
+    if rec.info.ranked:
+        # Its players were matched together and nobody else may sit: it ends.
+        return replace(gone, info=replace(gone.info, status="ended", ready_by=None))
     if rec.info.practice and caller.user_id == rec.info.host_id:
         # A practice table is its host's: without them the bots would play alone.
         return replace(gone, info=replace(gone.info, status="ended"))
@@ -253,6 +262,8 @@ def keep_bot_seat(rec: TableRecord, caller: Caller, seat: int | None, now: float
     info = rec.info
     require_host(info, caller)
     require_open(info)
+    if info.ranked:
+        raise _error(codes.FORBIDDEN, "a ranked table never has bots")
     if info.bet > 0:
         raise _error(
             codes.FORBIDDEN, "bots never play for credits: only zero-bet tables can have bots"

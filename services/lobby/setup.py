@@ -37,6 +37,19 @@ def game_options(game: GameRules, ruleset: str, options: dict[str, Any]) -> Any:
         raise ServiceError(codes.BAD_REQUEST, str(exc)) from None
 
 
+def check_min_rating(min_rating: float | None, *, private: bool) -> None:
+    if min_rating is None:
+        return
+    if private:
+        raise ServiceError(
+            codes.BAD_REQUEST,
+            "a minimum rating is for public tables: a private table's host chooses its "
+            "players by invitation",
+        )
+    if not 0 <= min_rating <= 10_000:
+        raise ServiceError(codes.BAD_REQUEST, "the minimum rating must be between 0 and 10000")
+
+
 def new_table(req: CreateTable, *, created_at: str, invite_code: str | None) -> TableRecord:
     """A host's table (``invite_code`` given when it is private)."""
     if not HOST_ROLES & set(req.caller.roles):
@@ -48,6 +61,7 @@ def new_table(req: CreateTable, *, created_at: str, invite_code: str | None) -> 
     if not 0 <= req.bet <= MAX_BET:
         raise ServiceError(codes.BAD_REQUEST, f"the bet must be between 0 and {MAX_BET} credits")
     options_dict = game.options_dict(options)
+    check_min_rating(req.min_rating, private=req.private)
     # DESIGN.md flow 7: every turn has a clock, off only at private zero-bet tables
     # (and practice tables, which are zero-bet and their host's alone).
     if options_dict.get("turn_seconds", DEFAULT_TURN_SECONDS) is None and not (
@@ -74,6 +88,7 @@ def new_table(req: CreateTable, *, created_at: str, invite_code: str | None) -> 
         hand_no=0,
         created_at=created_at,
         version=1,
+        min_rating=req.min_rating,
     )
     return TableRecord(
         info=info, server_seed="", entropy=("",) * game.seats, invite_code=invite_code

@@ -16,6 +16,8 @@ from services.lobby import handlers
 from services.lobby.chat import ChatLimiter
 from services.lobby.dealing import Dealer
 from services.lobby.practice import Practice
+from services.lobby.ranked_ratings import FrozenCheck, RatingOf, is_frozen, rating_of
+from services.lobby.ranked_tables import RankedTables
 from services.lobby.records import (
     PRACTICE_IDLE_SECONDS,
     PRACTICE_TABLES_PER_PLAYER,
@@ -54,6 +56,8 @@ class Lobby:
         practice_per_player: int = PRACTICE_TABLES_PER_PLAYER,
         presence_grace_seconds: float = PRESENCE_GRACE_SECONDS,
         presence_refresh_seconds: float = PRESENCE_REFRESH_SECONDS,
+        ratings: RatingOf | None = None,
+        frozen: FrozenCheck | None = None,
     ) -> None:
         self.nc = nc
         self.store = TableStore(redis, prefix)
@@ -87,6 +91,19 @@ class Lobby:
             per_player=practice_per_player,
             engine_timeout=engine_timeout,
             bots_timeout=bots_timeout,
+        )
+        # Ranked tables, minimum ratings, frozen accounts (issue 34); ``ratings`` and
+        # ``frozen`` ask the ranked service unless a test gives its twin.
+        self.ranked = RankedTables(
+            nc,
+            self.store,
+            self.writer,
+            self.stakes,
+            self.dealer,
+            prefix,
+            clock=clock,
+            rating_of=ratings or partial(rating_of, nc),
+            is_frozen=frozen or partial(is_frozen, nc),
         )
         self.stale_deal_seconds = self.dealer.stale_deal_seconds
         self.practice_idle_seconds = practice_idle_seconds

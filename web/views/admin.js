@@ -231,7 +231,8 @@ export function render(root, app) {
 
   mount(root,
     h("section.admin", { "aria-labelledby": "admin-title" },
-      h("div.section-head", {}, h("h1#admin-title", {}, "Admin"), h("button.ghost", { type: "button", onclick: () => load() }, "↻ Refresh")),
+      h("div.section-head", {}, h("h1#admin-title", {}, "Admin"), h("button.ghost", { type: "button", onclick: () => load() }, "↻ Refresh"),
+        h("a.ghost.button-link#fair-play-link", { href: "#/admin/fair-play" }, "Fair play")),
       h("div.columns", {},
         h("section.panel", { "aria-labelledby": "cr-title" }, h("h2#cr-title", {}, "Credit requests"), creditList),
         h("section.panel", { "aria-labelledby": "hr-title" }, h("h2#hr-title", {}, "Host requests"), hostList)),

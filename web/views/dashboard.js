@@ -9,6 +9,7 @@ import { houseRulesForm } from "./house-rules.js";
 import * as mahjong from "./table-mahjong.js";
 import * as tongits from "./table-tongits.js";
 import { verifyBanner } from "./verify-banner.js";
+import { quickPlayPanel } from "./quick-play.js";
 
 // Each game's rules disclosure (Ka Wu Xing's is drawn by the tile module too).
 const rulesPanel = (t, opts) => ({ tongits, mahjong, kawuxing: mahjong })[t.game]?.rulesPanel(t, opts) || null;
@@ -71,10 +72,11 @@ export function render(root, app) {
     const taken = t.seats.filter(Boolean).length;
     const mySeat = t.seats.findIndex((s) => s && s.user_id === me?.user_id);
     const full = taken === t.seats.length;
-    const title = `${GAMES[t.game] || t.game} · ${t.host_name}`;
+    const title = t.ranked ? `Ranked ${GAMES[t.game] || t.game}` : `${GAMES[t.game] || t.game} · ${t.host_name}`;
     const status = t.status === "waiting" ? "Waiting for players" : t.status === "playing" ? `Hand ${t.hand_no} in play` : t.status;
     const sitBtn = mySeat >= 0
       ? h("button.primary", { type: "button", onclick: () => app.navigate(`/tables/${t.table_id}`) }, "Back to my seat")
+      : t.ranked ? null // the ranked queue seats its tables (issue 34)
       : h("button.primary", {
         type: "button",
         disabled: full,
@@ -86,13 +88,14 @@ export function render(root, app) {
       { dataset: { tableId: t.table_id, game: t.game } },
       h("div.table-game", { "aria-hidden": "true", class: `g-${t.game}` }, { tongits: "♠♥", mahjong: "中", kawuxing: "五" }[t.game] || "?"),
       h("div.table-info", {},
-        h("h3", {}, GAMES[t.game] || t.game, " ", h("span.by", {}, `hosted by ${t.host_name}`)),
+        h("h3", {}, GAMES[t.game] || t.game, " ", h("span.by", {}, t.ranked ? "ranked" : `hosted by ${t.host_name}`)),
         h("p.facts", {},
           h("span.fact.bet", {}, t.bet ? `Bet ${credits(t.bet)}` : "Free play"),
           h("span.fact", {}, `${taken}/${t.seats.length} seated`),
           h("span.fact", {}, t.private ? "Private" : "Public"),
           h("span.fact", {}, t.ruleset),
           clockFact(t),
+          t.min_rating != null ? h("span.fact.min-rating", { title: "The rating a player needs to sit here" }, `Rating ${credits(t.min_rating)}+`) : null,
           t.max_loss ? h("span.fact", { title: "Available credits needed to sit" }, `Needs ${credits(t.max_loss)}`) : null,
         ),
         h("p.status", {}, status),
@@ -157,10 +160,12 @@ export function render(root, app) {
   const welcome = !api.currentUser()?.email_verified ? verifyBanner(app)
     : sessionStorage.getItem("kalaro.welcome") ? welcomeBanner(app) : null;
   const hostingSlot = h("div.hosting-slot");
+  const quickPlay = quickPlayPanel(app); // ranked queue (issue 34)
 
   mount(
     root,
     welcome,
+    quickPlay.el,
     practicePanel(app),
     h("section.lobby", { "aria-labelledby": "lobby-title" },
       h("div.section-head", {},
@@ -181,7 +186,10 @@ export function render(root, app) {
   }).catch(() => {});
   load();
   timer = setInterval(load, POLL_MS);
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    quickPlay.stop();
+  };
 }
 
 function welcomeBanner(app) {
@@ -286,6 +294,7 @@ function createForm(app) {
   const timerField = field("", timerInput);
   const priv = h("input#create-private", { type: "checkbox", name: "private" });
   const chat = h("input#create-chat", { type: "checkbox", name: "chat", checked: true });
+  const minRating = h("input#create-min-rating", { type: "number", name: "min_rating", min: 0, max: 10000, step: 1, inputmode: "numeric" });
   const rules = houseRulesForm({ game, ruleset, skip: () => [TIMER_OPTION[game.value][0]] });
   const error = h("p.form-error", { role: "alert", hidden: true });
 
@@ -329,6 +338,7 @@ function createForm(app) {
           options,
           private: priv.checked,
           chat_enabled: chat.checked,
+          ...(minRating.value !== "" && !priv.checked ? { min_rating: Number(minRating.value) } : {}),
         });
         const id = created.table.table_id;
         if (created.invite_code) {
@@ -347,7 +357,8 @@ function createForm(app) {
     field("Game", game),
     rulesetField,
     field("Bet per hand (credits)", bet, "0 = free play. Players need the maximum loss available to sit."),
-    timerField),
+    timerField,
+    field("Minimum rating (optional)", minRating, "Public tables: only players rated at least this in the game may sit. Newcomers are rated 1000.")),
   h("div.checks", {},
     h("label.check", {}, priv, " Private (invite code)"),
     h("label.check", {}, chat, " Table chat on")),

@@ -5,6 +5,7 @@
 import { call, currentUser } from "../api.js";
 import { credits, h, mount, signed, toast } from "../dom.js";
 import { GAMES } from "./history.js";
+import { ratingsPanel } from "./ratings.js";
 
 /** Where a player's profile lives; the name only labels the page (stats carry none). */
 export const profileHref = (userId, name = "") =>
@@ -47,6 +48,7 @@ export async function render(root, ctx) {
         h("h1#profile-title", {}, mine ? `${name} (you)` : name),
         mine ? h("a.ghost.button-link", { href: "#/hands" }, "My hands") : null),
       h("p.muted", {}, "Stats of every finished hand at a betting table. Practice hands are counted apart."),
+      ratingsPanel(userId, mine), // issue 34
       body));
   let stats;
   try {

@@ -130,14 +130,16 @@ export async function render(root, app) {
     return [
       h("a.back", { href: "#/", "aria-label": "Back to tables" }, "←"),
       h("div.title", {},
-        h("h1", {}, GAME_NAMES[t.game] || t.game, h("span.by", {}, ` · ${t.host_name}'s table`)),
+        h("h1", {}, GAME_NAMES[t.game] || t.game, h("span.by", {}, t.ranked ? " · ranked" : ` · ${t.host_name}'s table`)),
         h("p.facts", {},
           h("span.fact.bet", {}, t.bet ? `Bet ${credits(t.bet)}` : "Free play"),
           h("span.fact", {}, t.ruleset),
           t.private ? h("span.fact", {}, "Private") : null,
           clockFact(t),
           h("span.fact.status#table-status", { dataset: { status: t.status } }, statusText),
-          seat === null ? h("span.fact.watching#watching", {}, "Watching") : h("span.fact.you", {}, `You: seat ${seat + 1}`),
+          t.min_rating != null ? h("span.fact.min-rating", {}, `Rating ${credits(t.min_rating)}+`) : null,
+          // A ranked table's spectators see it late (issue 34: watching cannot help a player).
+          seat === null ? h("span.fact.watching#watching", {}, t.ranked ? "Watching, 3 moves behind" : "Watching") : h("span.fact.you", {}, `You: seat ${seat + 1}`),
           invite ? h("span.fact", {}, "Invite code: ", h("code#invite-code", {}, invite)) : null),
         gameOf(st)?.rulesPanel?.(t, { open: false })),
     ];
@@ -275,7 +277,12 @@ export async function render(root, app) {
     if (t.status === "dealing") text = "Dealing…";
     else if (t.status === "playing") text = "Loading the hand…";
     else if (empty) text = `Waiting for ${empty} more player${empty > 1 ? "s" : ""}.`;
-    else if (notReady) text = `Waiting for ${notReady} player${notReady > 1 ? "s" : ""} to tap Ready.`;
+    else if (notReady && t.ranked && t.ready_by) {
+      // The ranked ready clock: whoever is not ready by then is stood up; the table ends.
+      const by = new Date(t.ready_by * 1000).toLocaleTimeString("en-GB");
+      text = `Waiting for ${notReady} player${notReady > 1 ? "s" : ""} to tap Ready, by ${by} or the ranked table closes.`;
+    } else if (notReady) text = `Waiting for ${notReady} player${notReady > 1 ? "s" : ""} to tap Ready.`;
+    else if (t.ranked) text = "Everyone is ready. Dealing…";
     else text = `Everyone is ready. Waiting for ${isHost(st) ? "you" : t.host_name} to deal.`;
     return h("div.felt-message#waiting", {}, h("p", {}, text));
   }
@@ -342,6 +349,25 @@ export async function render(root, app) {
           if (await confirmDialog({ title: "Cancel the table?", body: "Closes the table now. A hand in progress is voided: no credits move.", confirm: "Cancel table", danger: true })) run("Cancel", () => api.cancelTable(tableId));
         } }, "Cancel table"),
       );
+      // Issue 34: the rating a sit needs, on a public table (0 or empty: anyone).
+      if (!t.private) {
+        host.push(h("button#min-rating", { type: "button", disabled: st.busy, onclick: async () => {
+          const given = await ask({
+            title: "Minimum rating",
+            label: "Rating a player needs to sit",
+            hint: "In this game; players not rated yet count as 1000. 0 lets anyone sit.",
+            confirm: "Save",
+            value: t.min_rating != null ? String(t.min_rating) : "0",
+          });
+          if (given === null) return;
+          const rating = Number(given);
+          if (!Number.isFinite(rating) || rating < 0 || rating > 10000) {
+            toast("Give a rating from 0 to 10000.", "error");
+            return;
+          }
+          run("Minimum rating", () => api.setMinRating(tableId, rating > 0 ? rating : null));
+        } }, t.min_rating != null ? `Min rating ${credits(t.min_rating)}` : "Min rating"));
+      }
       if (!canDeal && waiting) host.push(h("span.muted.small#deal-hint", {}, dealWhy));
     }
     return [

@@ -241,11 +241,14 @@ class KalaroClient:
         options: dict[str, Any] | None = None,
         private: bool = False,
         chat_enabled: bool = True,
+        min_rating: float | None = None,
     ) -> lb.TableCreated:
-        body = {
+        body: dict[str, Any] = {
             "game": game, "bet": bet, "ruleset": ruleset, "options": options or {},
             "private": private, "chat_enabled": chat_enabled,
         }  # fmt: skip
+        if min_rating is not None:  # issue 34: public tables only
+            body["min_rating"] = min_rating
         return await self.call("POST", "/api/tables", lb.TableCreated, body)
 
     async def get_table(self, table_id: str, invite_code: str | None = None) -> lb.TableInfo:
@@ -286,6 +289,11 @@ class KalaroClient:
     async def set_chat(self, table_id: str, enabled: bool) -> lb.TableInfo:
         path = f"/api/tables/{table_id}/chat-setting"
         return await self.call("POST", path, lb.TableInfo, {"enabled": enabled})
+
+    async def set_min_rating(self, table_id: str, min_rating: float | None) -> lb.TableInfo:
+        """The host sets (None: clears) the rating a sit needs at a public table."""
+        path = f"/api/tables/{table_id}/min-rating"
+        return await self.call("POST", path, lb.TableInfo, {"min_rating": min_rating})
 
     async def hand_record(self, table_id: str, hand_id: str) -> HandRecord:
         path = f"/api/tables/{table_id}/hands/{hand_id}"

@@ -136,6 +136,8 @@ class CreateTableBody(_Strict, frozen=True, kw_only=True):
     options: dict[str, Any] = {}
     private: bool = False
     chat_enabled: bool = True
+    # Issue 34: public tables only; a Sit below it is refused (``rating_too_low``).
+    min_rating: Annotated[float, msgspec.Meta(ge=0, le=10_000)] | None = None
 
 
 class SitBody(_Strict, frozen=True, kw_only=True):
@@ -154,6 +156,12 @@ class LeaveAfterHandBody(_Strict, frozen=True, kw_only=True):
 
 class RemovePlayerBody(_Strict, frozen=True, kw_only=True):
     seat: Annotated[int, msgspec.Meta(ge=0, le=7)]
+
+
+class MinRatingBody(_Strict, frozen=True, kw_only=True):
+    """Issue 34: the rating a Sit needs at a public table (null: anyone may sit)."""
+
+    min_rating: Annotated[float, msgspec.Meta(ge=0, le=10_000)] | None = None
 
 
 class ChatSettingBody(_Strict, frozen=True, kw_only=True):

@@ -99,6 +99,11 @@ LOBBY_CREATE_PRACTICE = Endpoint(s.LOBBY_CREATE_PRACTICE, lb.CreatePractice, lb.
 LOBBY_ADD_BOT = Endpoint(s.LOBBY_ADD_BOT, lb.AddBot, lb.TableInfo)
 LOBBY_PRESENCE = Endpoint(s.LOBBY_PRESENCE, lb.ReportPresence, lb.PresenceNoted, idempotent=True)
 LOBBY_HAND_FINISHED = Endpoint(s.LOBBY_HAND_FINISHED, lb.HandFinished, lb.HandFinished)
+# ranked play (issue 34)
+LOBBY_OPEN_RANKED = Endpoint(
+    s.LOBBY_OPEN_RANKED, lb.OpenRankedTable, lb.RankedTableOpened, idempotent=True
+)
+LOBBY_SET_MIN_RATING = Endpoint(s.LOBBY_SET_MIN_RATING, lb.SetMinRating, lb.TableInfo)
 
 # --- history ------------------------------------------------------------------------
 HISTORY_LIST_HANDS = Endpoint(s.HISTORY_LIST_HANDS, h.ListHands, h.HandsList, idempotent=True)
@@ -123,10 +128,6 @@ RANKED_QUEUE_STATUS = Endpoint(
 RANKED_STANDING = Endpoint(s.RANKED_STANDING, rk.GetStanding, rk.Standing, idempotent=True)
 RANKED_FAIR_PLAY = Endpoint(s.RANKED_FAIR_PLAY, rk.GetFairPlay, rk.FairPlayReport, idempotent=True)
 RANKED_ADMIN_ACT = Endpoint(s.RANKED_ADMIN_ACT, rk.AdminAct, rk.AdminActed)
-# The lobby serves it (a ranked table the queue formed); idempotent by match id.
-LOBBY_OPEN_RANKED = Endpoint(
-    s.LOBBY_OPEN_RANKED, lb.OpenRankedTable, lb.RankedTableOpened, idempotent=True
-)
 
 # --- bots ---------------------------------------------------------------------------
 BOTS_SEAT = Endpoint(s.BOTS_SEAT, b.SeatBot, b.BotSeated)

@@ -37,6 +37,8 @@ COMMITTED_ELSEWHERE = "committed_elsewhere"
 # The player already has as many open practice tables as one player may.
 PRACTICE_LIMIT = "practice_limit"
 INTERNAL = "internal"
+# Issue 34: a Sit at a table whose host asks a higher rating in its game than the caller's.
+RATING_TOO_LOW = "rating_too_low"
 # The action named a version the hand has moved past (or not reached): resync, retry.
 STALE_VERSION = "stale_version"
 HAND_CANCELLED = "hand_cancelled"
@@ -70,6 +72,7 @@ HTTP_STATUS: dict[str, int] = {
     FORBIDDEN: 403,
     EMAIL_UNVERIFIED: 403,
     REMOVED_FROM_TABLE: 403,
+    RATING_TOO_LOW: 403,
     NOT_FOUND: 404,
     METHOD_NOT_ALLOWED: 405,
     CONFLICT: 409,

@@ -63,6 +63,15 @@ class TableInfo(msgspec.Struct, frozen=True, kw_only=True):
     # Players the host removed (bots never listed): public like the seats, so a removed
     # player's screen can tell them, and the host sees whom to allow back.
     removed: tuple[RemovedPlayer, ...] = ()
+    # --- ranked play (issue 34) ---
+    # A ranked table: opened by the ranked service with the queue's players seated; no
+    # host, no bots, never private, deals by itself (see services/lobby/ranked.py).
+    ranked: bool = False
+    # Epoch seconds by which every seat must be ready, or the ranked table closes.
+    ready_by: float | None = None
+    # A host's public table may ask this rating (the ranked service's conservative
+    # number for the table's game) of whoever sits; None: anyone may sit.
+    min_rating: float | None = None
 
 
 class Caller(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,6 +92,7 @@ class CreateTable(msgspec.Struct, frozen=True, kw_only=True):
     options: dict[str, Any] = {}
     private: bool = False
     chat_enabled: bool = True
+    min_rating: float | None = None  # public tables only (issue 34)
 
 
 class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
@@ -255,8 +265,13 @@ class PresenceNoted(msgspec.Struct, frozen=True, kw_only=True):
     changed: bool  # some seat's presence changed (and the table was published)
 
 
-# --- ranked tables (issue 34): the ranked service asks, the lobby opens -------------
+# --- ranked play (issue 34) ---------------------------------------------------------
+
+
 class OpenRankedTable(msgspec.Struct, frozen=True, kw_only=True):
+    """Ranked service → lobby: open a ranked table with these players seated, in seat
+    order. Idempotent by ``match_id``: a retry answers the same table."""
+
     game: str
     bet: int
     players: tuple[str, ...]  # user ids in seat order
@@ -265,3 +280,11 @@ class OpenRankedTable(msgspec.Struct, frozen=True, kw_only=True):
 
 class RankedTableOpened(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str
+
+
+class SetMinRating(msgspec.Struct, frozen=True, kw_only=True):
+    """The host (or an admin) sets or clears (None) a public table's minimum rating."""
+
+    caller: Caller
+    table_id: str
+    min_rating: float | None = None

@@ -65,6 +65,9 @@ LOBBY_PRESENCE = "lobby.presence"  # internal: gateways report their seated sock
 # Engine -> lobby, the same HandFinished as on the EVENTS stream, sent directly while
 # that stream has no leader (internal; idempotent).
 LOBBY_HAND_FINISHED = "lobby.hands.finished"
+# Ranked play (issue 34): the ranked service opens a table for a match it formed.
+LOBBY_OPEN_RANKED = "lobby.ranked.open"
+LOBBY_SET_MIN_RATING = "lobby.tables.min_rating"  # host: the rating a sit needs
 
 # --- history: every finished hand's record, in SQL ----------------------------------
 HISTORY_LIST_HANDS = "history.hands.list"
@@ -85,9 +88,6 @@ RANKED_ADMIN_ACT = "ranked.admin.act"  # admins: warn, bar from ranked, freeze
 RANKED_SEEN = "ranked.seen"
 #: The ranked service's durable consumer on the RECORDS stream (ratings).
 RANKED_RECORDS_CONSUMER = "ranked-records"
-
-# Where the lobby opens a table the ranked queue formed (idempotent by match id).
-LOBBY_OPEN_RANKED = "lobby.ranked.open"
 
 
 def user_notify(user_id: str) -> str:
