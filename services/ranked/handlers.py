@@ -142,6 +142,10 @@ async def join_queue(cmd: rk.JoinQueue, deps: RankedDeps) -> rk.QueueStatus:
     already = await deps.queue.waiting(cmd.user_id)
     if already is not None and (already.game, already.bet) == (game, cmd.bet):
         return _waiting_status(already, now_ms)  # asked twice: still the first wait
+    if await deps.queue.matching(cmd.user_id):
+        raise ServiceError(
+            codes.CONFLICT, "a table is being opened for you right now: wait for it, then leave"
+        )
     row = (await deps.store.ratings_of(cmd.user_id)).get(game)
     rating = shown_rating(row.rating if row is not None else Rating())
     entry = Waiting(game=game, bet=cmd.bet, rating=rating, joined_ms=now_ms)

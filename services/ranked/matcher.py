@@ -66,15 +66,20 @@ class Matcher:
     async def tick(self) -> list[str]:
         """One pass (lease held or not, the caller checks): the tables opened."""
         now_ms = int(self._clock() * 1000)
+        stale = await self._queue.put_back_stale(now_ms)
+        if stale:
+            log.warning(
+                "%d player(s) taken for a table nobody opened, back in the queue", len(stale)
+            )
         entries = await self._queue.entries(now_ms)
         if not entries:
             return []
         formed = form_tables(entries, now_ms, self._rng)
-        opened = await asyncio.gather(*(self._open(t) for t in formed.tables))
+        opened = await asyncio.gather(*(self._open(t, now_ms) for t in formed.tables))
         return [t for t in opened if t is not None]
 
-    async def _open(self, table: FormedTable) -> str | None:
-        taken = await self._queue.take(table.seats)
+    async def _open(self, table: FormedTable, now_ms: int) -> str | None:
+        taken = await self._queue.take(table.seats, now_ms)
         if taken is None:
             return None  # someone left meanwhile: the next tick forms again
         match_id = secrets.token_hex(12)

@@ -4,6 +4,10 @@ were seen from.
 Keys (``<ns>`` keeps tests sharing one redis-server apart):
 
 - ``<ns>ranked:queue`` hash: user id -> the :class:`Waiting` entry (JSON).
+- ``<ns>ranked:matching`` hash: user id -> ``<taken ms>|<entry>``, players the matcher
+  took out of the queue while the lobby opens their table: they still count as waiting
+  (``GET /api/queue`` never answers "idle" between "waiting" and "seated"); an entry
+  older than :data:`STALE_MATCH_MS` (a matcher that died mid-open) goes back to the queue.
 - ``<ns>ranked:seated:<user>``: the table the queue seated them at, for
   :data:`SEATED_TTL_MS` (``GET /api/queue`` answers ``seated`` meanwhile).
 - ``<ns>ranked:seen:<kind>:<user>`` sorted sets (kind ``address`` or ``device``): each
@@ -32,6 +36,9 @@ DAY_MS = 24 * 3600 * 1000
 #: How long ``GET /api/queue`` keeps answering ``seated`` after the queue seated someone.
 SEATED_TTL_MS = 15 * 60 * 1000
 SEEN_KINDS = ("address", "device")
+#: A table the lobby has not opened by then never will be by that matcher (its open
+#: times out in seconds): its players go back to the queue, their wait kept.
+STALE_MATCH_MS = 20_000
 
 
 class Waiting(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,14 +59,19 @@ _waiting = msgspec.json.Decoder(Waiting)
 _seat = msgspec.json.Decoder(Seat)
 _encode = msgspec.json.Encoder().encode
 
-# KEYS[1] the queue hash; ARGV user ids. All still waiting: remove them, answer their
-# entries; else change nothing and answer an empty list.
+# KEYS[1] the queue hash, KEYS[2] the matching hash; ARGV now ms, then user ids. All
+# still waiting: move them to matching, answer their entries; else change nothing and
+# answer an empty list.
 _TAKE = """
-local entries = redis.call('HMGET', KEYS[1], unpack(ARGV))
+local users = {unpack(ARGV, 2)}
+local entries = redis.call('HMGET', KEYS[1], unpack(users))
 for i = 1, #entries do
   if not entries[i] then return {} end
 end
-redis.call('HDEL', KEYS[1], unpack(ARGV))
+redis.call('HDEL', KEYS[1], unpack(users))
+for i = 1, #users do
+  redis.call('HSET', KEYS[2], users[i], ARGV[1] .. '|' .. entries[i])
+end
 return entries
 """
 
@@ -96,6 +108,7 @@ class RankedQueue:
         self.redis = redis
         self.ns = namespace
         self._queue = f"{namespace}ranked:queue"
+        self._matching = f"{namespace}ranked:matching"
         self._take = redis.register_script(_TAKE)
         self._lease = redis.register_script(_LEASE)
         self._release = redis.register_script(_RELEASE)
@@ -116,40 +129,75 @@ class RankedQueue:
         )
 
     async def leave(self, user_id: str) -> bool:
-        """Out of the queue (and forget a seat it gave them); whether they waited."""
-        removed, _ = await self.redis.execute_many(
-            [("HDEL", self._queue, user_id), ("DEL", self._seated_key(user_id))]
+        """Out of the queue (and forget a seat it gave them); whether they waited. A
+        player whose table the lobby is opening right now is still seated there."""
+        removed, _, _ = await self.redis.execute_many(
+            [
+                ("HDEL", self._queue, user_id),
+                ("HDEL", self._matching, user_id),
+                ("DEL", self._seated_key(user_id)),
+            ]
         )
         return bool(removed)
 
     async def waiting(self, user_id: str) -> Waiting | None:
-        data = await self.redis.execute("HGET", self._queue, user_id)
-        return None if data is None else _waiting.decode(data)
+        """Their entry while they wait: in the queue, or taken for a table the lobby is
+        opening."""
+        queued, matching = await self.redis.execute_many(
+            [("HGET", self._queue, user_id), ("HGET", self._matching, user_id)]
+        )
+        if queued is not None:
+            return _waiting.decode(queued)
+        return None if matching is None else _waiting.decode(matching.split(b"|", 1)[1])
+
+    async def matching(self, user_id: str) -> bool:
+        """Whether the lobby is opening a table for them right now."""
+        return bool(await self.redis.execute("HEXISTS", self._matching, user_id))
 
     async def everyone(self) -> dict[str, Waiting]:
         raw = await self.redis.hgetall(self._queue)
         return {k.decode(): _waiting.decode(v) for k, v in raw.items()}
 
-    async def take(self, user_ids: Sequence[str]) -> dict[str, Waiting] | None:
-        """Remove ``user_ids`` from the queue if all still wait (their entries), else
-        change nothing (None)."""
-        found = await self._take(keys=[self._queue], args=list(user_ids))
+    async def take(self, user_ids: Sequence[str], now_ms: int) -> dict[str, Waiting] | None:
+        """Move ``user_ids`` from the queue to matching if all still wait (their
+        entries), else change nothing (None)."""
+        found = await self._take(keys=[self._queue, self._matching], args=[now_ms, *user_ids])
         if not found:
             return None
         return {u: _waiting.decode(d) for u, d in zip(user_ids, found, strict=True)}
 
     async def put_back(self, entries: dict[str, Waiting]) -> None:
-        """Entries :meth:`take` removed, back as they were (their wait kept)."""
+        """Entries :meth:`take` removed, back as they were (their wait kept): in the
+        queue first, then out of matching, so they never look idle meanwhile."""
         if entries:
             await self.redis.execute_many(
-                [("HSETNX", self._queue, u, _encode(e)) for u, e in entries.items()]
+                [
+                    *(("HSETNX", self._queue, u, _encode(e)) for u, e in entries.items()),
+                    ("HDEL", self._matching, *entries),
+                ]
             )
+
+    async def put_back_stale(self, now_ms: int) -> list[str]:
+        """Players taken for a table longer than :data:`STALE_MATCH_MS` ago (their
+        matcher died before the lobby answered), back in the queue; who they are."""
+        raw = await self.redis.hgetall(self._matching)
+        stale = {}
+        for user, value in raw.items():
+            taken_ms, _, entry = value.partition(b"|")
+            if int(taken_ms) < now_ms - STALE_MATCH_MS:
+                stale[user.decode()] = _waiting.decode(entry)
+        await self.put_back(stale)
+        return list(stale)
 
     # --- seated -------------------------------------------------------------------
     async def mark_seated(self, user_ids: Iterable[str], seat: Seat) -> None:
         data = _encode(seat)
+        users = list(user_ids)
         await self.redis.execute_many(
-            [("SET", self._seated_key(u), data, "PX", SEATED_TTL_MS) for u in user_ids]
+            [
+                *(("SET", self._seated_key(u), data, "PX", SEATED_TTL_MS) for u in users),
+                ("HDEL", self._matching, *users),  # after "seated": never idle between
+            ]
         )
 
     async def seated(self, user_id: str) -> Seat | None:

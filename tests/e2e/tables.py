@@ -31,10 +31,15 @@ def legal_of(view: dict[str, Any]) -> list[dict[str, Any]]:
     return [a for a in legal if a.get("type") != "time_out"]
 
 
-async def signed_up(stack: Stack, name: str, unique: str) -> KalaroClient:
+async def signed_up(
+    stack: Stack, name: str, unique: str, *, base_url: str | None = None, address: str = ""
+) -> KalaroClient:
     """A new player whose email is verified (the mailed link followed), so they sit at
-    bet tables, with their welcome grant."""
-    client = KalaroClient(stack.base_url)
+    bet tables, with their welcome grant. ``base_url``: another gateway of the stack's;
+    ``address``: the client's address as a proxy in front of it says (X-Forwarded-For;
+    that gateway must trust the test as its proxy)."""
+    headers = {"X-Forwarded-For": address} if address else None
+    client = KalaroClient(base_url or stack.base_url, headers=headers)
     email = f"{name.lower()}-{unique}@example.com"
     await client.sign_up(email, PASSWORD, name)
     await asyncio.to_thread(verify_email, stack.root, stack.base_url, email)

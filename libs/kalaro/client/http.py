@@ -18,6 +18,7 @@ from kalaro.client.transport import Transport
 from kalaro.client.wire import MAX_SIZE
 from kalaro.proto import auth as a
 from kalaro.proto import lobby as lb
+from kalaro.proto import ranked as rk
 from kalaro.proto import wallet as w
 from kalaro.proto.engine import HandRecord
 from kalaro.proto.errors import HTTP_ERROR
@@ -45,9 +46,11 @@ class KalaroClient:
         *,
         timeout: float = 15.0,
         retry: Backoff | float = DEFAULT_RETRY_SECONDS,
+        headers: dict[str, str] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        # ``headers`` go with every REST call (e.g. a proxy's ``X-Forwarded-For``).
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, headers=headers)
         self.tokens: a.TokenPair | None = None
         self.retry = retry if isinstance(retry, Backoff) else Backoff(deadline=float(retry))
 
@@ -318,6 +321,26 @@ class KalaroClient:
             transport=transport,
             max_size=max_size,
         )
+
+    # --- ranked play (issue 34) ---------------------------------------------------------
+    async def join_queue(self, game: str, bet: int) -> rk.QueueStatus:
+        """Join the ranked queue; a ``seated`` frame on the socket, and :meth:`queue_status`,
+        say where the matcher seated you."""
+        body = {"game": game, "bet": bet}
+        return await self.call("POST", "/api/queue", rk.QueueStatus, body)
+
+    async def leave_queue(self) -> rk.QueueStatus:
+        return await self.call("DELETE", "/api/queue", rk.QueueStatus)
+
+    async def queue_status(self) -> rk.QueueStatus:
+        return await self.call("GET", "/api/queue", rk.QueueStatus)
+
+    async def ratings(self, user_id: str | None = None) -> rk.Ratings:
+        """A player's ratings per game (yours by default)."""
+        return await self.call("GET", f"/api/ratings/{user_id or self.user.user_id}", rk.Ratings)
+
+    async def leaderboard(self, game: str, period: str = "all") -> rk.Leaderboard:
+        return await self.call("GET", "/api/leaderboard", rk.Leaderboard, game=game, period=period)
 
     # --- practice tables and bots ---------------------------------------------------------
     async def create_practice(

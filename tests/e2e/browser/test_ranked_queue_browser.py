@@ -3,10 +3,6 @@ the lobby's Quick play, are seated together (the `seated` frame takes each page 
 table), tap Ready (the table deals by itself), play the hand through clicks, and then
 see their new rating on their profile — the winner's risen.
 
-It needs both halves of issue 34: the lobby's ranked tables (this branch) and the
-ranked service with its gateway routes (i34-service). Until the stack has the ranked
-service, ``/api/queue`` does not exist and the test is skipped, saying so.
-
 The matcher never seats two accounts seen from one address at one table, and every
 browser here is 127.0.0.1: the players use a gateway of their own that trusts the test
 as a proxy, each page sending its own ``X-Forwarded-For``.
@@ -20,7 +16,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.e2e.browser.axe import assert_accessible
@@ -36,16 +31,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
 RATED_WITHIN_S = 30  # the ranked service rates a hand within seconds of its record
 
 
-def _ranked_service_in(stack: Stack) -> bool:
-    # Without a token: 401 when the route exists, 404 when the gateway has none.
-    return httpx.get(f"{stack.base_url}/api/queue").status_code != 404
-
-
 def test_join_the_queue_be_seated_play_and_see_the_new_rating(
     browser: Any, stack: Stack, screenshots: Path
 ) -> None:
-    if not _ranked_service_in(stack):
-        pytest.skip("the ranked service (i34-service) is not in this stack: no /api/queue")
     base_url = stack.start_gateway("gateway-ranked-e2e", KALARO_TRUSTED_PROXIES="127.0.0.1")
     unique = uuid.uuid4().hex[:8]
     contexts, pages, errors = [], [], []

@@ -32,7 +32,7 @@ from services.ranked.bootstrap import build_service, listen_seen
 from services.ranked.handlers import RankedDeps, seat_credits
 from services.ranked.matcher import Matcher
 from services.ranked.names import NameCache
-from services.ranked.queue import RankedQueue
+from services.ranked.queue import STALE_MATCH_MS, RankedQueue, Seat
 from services.ranked.store import SqlRankedStore
 from tests.integration.ranked.ranked_helpers import eventually, ranked_record
 
@@ -253,3 +253,41 @@ async def test_admin_actions_freeze_blocks_the_queue_and_fair_play_lists_shared_
     report = await bus_request(world.nc, endpoints.RANKED_FAIR_PLAY, ask, timeout=10)
     assert report.hands_read == 0 and "history" in report.note  # no history here
     assert [e.action for e in report.audit[:2]] == ["freeze", "warn"]
+
+
+async def test_a_player_being_seated_still_waits_and_a_dead_matchers_take_goes_back(
+    world: World, unique: str
+) -> None:
+    """Between "taken out of the queue" and "seated" (the lobby opening the table) a
+    player is waiting, never idle; a take whose matcher died goes back to the queue."""
+    users = [f"{unique}-m{i}" for i in range(3)]
+    for user in users:
+        world.balances[user] = 10_000
+        assert (await _join(world, user)).status == "waiting"
+    queue = world.deps.queue
+    now_ms = world.deps.now_ms()
+    taken = await queue.take(users, now_ms)
+    assert taken is not None and set(taken) == set(users)
+    assert await queue.take(users, now_ms) is None  # nobody is taken twice
+    for user in users:
+        status = await _status(world, user)
+        assert status.status == "waiting" and status.waited_s is not None, status
+    # Asking to join again meanwhile, for another stake, is refused, not a second wait.
+    with pytest.raises(RemoteError) as refused:
+        await _join(world, users[0], bet=20)
+    assert refused.value.code == codes.CONFLICT
+
+    # Nobody opened their table (the matcher died): later they are back in the queue.
+    assert await queue.put_back_stale(now_ms + 1_000) == []
+    back = await queue.put_back_stale(now_ms + STALE_MATCH_MS + 1)
+    assert sorted(back) == sorted(users)
+    assert {e.user_id for e in await queue.entries(now_ms)} >= set(users)
+
+    # Taken again and seated: "seated", and out of matching.
+    assert await queue.take(users, now_ms) is not None
+    seat = Seat(table_id="rt-x", game="tongits", bet=10, match_id="m-x")
+    await queue.mark_seated(users, seat)
+    for user in users:
+        status = await _status(world, user)
+        assert (status.status, status.table_id) == ("seated", "rt-x"), status
+    assert await queue.put_back_stale(now_ms + STALE_MATCH_MS + 1) == []
