@@ -205,6 +205,10 @@ async def apply_owed(deps: AuthDeps, *, first: str | None = None) -> int:
             if exc.code == codes.UNAVAILABLE:
                 break  # the wallet is down: the rest would wait as long
             continue
+        except Exception:
+            # The decision is committed whatever happens here (NATS closing, say).
+            log.warning("approval %s not applied yet", record.approval_id, exc_info=True)
+            break
         async with deps.engine.begin() as conn:
             current = await approvals.approval(conn, record.approval_id, lock=True)
             if current is not None and states.needs_applying(current.kind, current.status):

@@ -31,7 +31,7 @@ from kalaro.settings import load_settings
 from kalaro.tokens import verify_access_token
 from services.auth import approval_store
 from services.auth.accounts import ensure_admin
-from services.auth.approvals import apply_owed
+from services.auth.approvals import apply_loop, apply_owed
 from services.wallet.bootstrap import build_service as wallet_service
 from services.wallet.handlers import wallet_deps
 from services.wallet.schema import migrate_wallet
@@ -312,3 +312,24 @@ async def test_credits_approved_while_the_wallet_is_down_are_applied_once_it_is_
         ("approved", admin_id, "ok"),
         ("applied", "system", ""),
     ]
+
+
+async def test_the_retry_loop_applies_what_the_wallet_owes_without_another_decision(
+    auth: AuthHarness,
+) -> None:
+    admin_id = await _admin(auth)
+    user_id = (await auth.sign_up()).user.user_id
+    await migrate_wallet(auth.deps.engine)
+    asked = await _ask(auth, user_id, "credits", amount=70)
+    assert (await _decide(auth, asked.approval_id, admin_id, True)).status == "approved"
+    async with _wallet(auth):
+        loop = asyncio.create_task(apply_loop(auth.deps, every=0.05))
+        try:
+            for _ in range(100):
+                if not await _list(auth, status="approved"):
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            loop.cancel()
+        assert await _list(auth, status="applied") == [asked.approval_id]
+        assert await _balance(auth, user_id) == 70
