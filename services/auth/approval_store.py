@@ -127,7 +127,9 @@ async def _audit(
     )
 
 
-async def events(conn: AsyncConnection, approval_id: str) -> list[tuple[int, str, str, int, str]]:
+async def events(
+    conn: AsyncConnection, approval_id: str
+) -> list[tuple[int, ApprovalStatus, str, int, str]]:
     """A request's audit trail in order: (seq, status, actor, at, reason)."""
     rows = await conn.execute(
         sa.select(
@@ -140,7 +142,7 @@ async def events(conn: AsyncConnection, approval_id: str) -> list[tuple[int, str
         .where(approval_events.c.approval_id == approval_id)
         .order_by(approval_events.c.seq)
     )
-    return [(r.seq, r.status, r.actor, r.at, r.reason) for r in rows]
+    return [(r.seq, cast(ApprovalStatus, r.status), r.actor, r.at, r.reason) for r in rows]
 
 
 async def page(

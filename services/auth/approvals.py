@@ -34,9 +34,12 @@ from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.approvals import (
     Approval,
+    ApprovalEvent,
     ApprovalList,
     ApprovalStatus,
+    ApprovalTrail,
     DecideApproval,
+    GetApprovalTrail,
     ListApprovals,
     RequestApproval,
     WithdrawApproval,
@@ -129,6 +132,24 @@ async def list_approvals(req: ListApprovals, deps: AuthDeps) -> ApprovalList:
             offset=req.offset,
         )
     return ApprovalList(approvals=tuple(view(row) for row in rows))
+
+
+async def approval_trail(req: GetApprovalTrail, deps: AuthDeps) -> ApprovalTrail:
+    """One request with its audit trail (admins): every move, who, when, why."""
+    async with deps.engine.connect() as conn:
+        admin = await store.account_by_id(conn, req.admin_id)
+        rules.require_admin(admin, "only an admin can read the audit trail")
+        record = await approvals.approval(conn, req.approval_id)
+        if record is None:
+            raise ServiceError(codes.NOT_FOUND, "no such request")
+        trail = await approvals.events(conn, req.approval_id)
+    return ApprovalTrail(
+        approval=view(record),
+        events=tuple(
+            ApprovalEvent(seq=seq, status=status, actor=actor, at=rules.iso(at), reason=reason)
+            for seq, status, actor, at, reason in trail
+        ),
+    )
 
 
 async def withdraw_approval(req: WithdrawApproval, deps: AuthDeps) -> Approval:

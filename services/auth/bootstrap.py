@@ -145,6 +145,7 @@ ROUTES: list[Route[AuthDeps]] = [
     route(endpoints.AUTH_LIST_APPROVALS, approvals.list_approvals),
     route(endpoints.AUTH_DECIDE_APPROVAL, approvals.decide_approval),
     route(endpoints.AUTH_WITHDRAW_APPROVAL, approvals.withdraw_approval),
+    route(endpoints.AUTH_APPROVAL_TRAIL, approvals.approval_trail),
     route(endpoints.AUTH_SEARCH_USERS, accounts.search_users),
     # Internal: the gateway has no route to it; only the bots service asks.
     route(endpoints.AUTH_CREATE_BOT, accounts.create_bot),

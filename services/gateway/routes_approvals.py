@@ -83,6 +83,16 @@ class AdminApprovalsController(Controller):
         message = ap.ListApprovals(kind=kind, status=status, limit=limit, offset=offset)
         return await forward(request, endpoints.AUTH_LIST_APPROVALS, message)
 
+    @get("/{approval_id:str}", summary="One request and its audit trail: who, when, why")
+    async def trail(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        admin: Claims,
+        approval_id: ApprovalId,
+    ) -> ap.ApprovalTrail:
+        message = ap.GetApprovalTrail(approval_id=approval_id, admin_id=admin.user_id)
+        return await forward(request, endpoints.AUTH_APPROVAL_TRAIL, message)
+
     @post("/{approval_id:str}/decision", status_code=200, summary="Approve or decline")
     async def decide(
         self,

@@ -143,6 +143,7 @@ def test_non_admins_get_403_on_admin_routes(http: httpx.Client, unique: str) -> 
         ("GET", "/api/admin/approvals", None),
         ("GET", "/api/admin/approvals?kind=credits", None),
         ("POST", "/api/admin/approvals/x/decision", {"approve": True}),
+        ("GET", "/api/admin/approvals/x", None),
         ("POST", "/api/admin/grants", {"user_id": "x", "amount": 5, "reason": "because"}),
         ("GET", "/api/admin/audit", None),
     ]
@@ -182,6 +183,12 @@ def test_credit_request_approved_by_admin_updates_balance(http: httpx.Client, un
     assert again.status_code == 409 and error_code(again) == "already_decided"
     mine = http.get("/api/approvals", headers=bearer(token)).json()["approvals"]
     assert [(m["approval_id"], m["status"]) for m in mine] == [(approval_id, "applied")]
+    trail = http.get(f"/api/admin/approvals/{approval_id}", headers=admin).json()
+    assert [(e["status"], e["reason"]) for e in trail["events"]] == [
+        ("pending", ""),
+        ("approved", "welcome to the table"),
+        ("applied", ""),
+    ]
     balance = http.get("/api/wallet", headers=bearer(token)).json()
     assert balance["balance"] == 1250 and balance["available"] == 1250
 

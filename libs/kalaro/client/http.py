@@ -212,6 +212,10 @@ class KalaroClient:
             "GET", "/api/admin/approvals", ap.ApprovalList, kind=kind, status=status
         )
 
+    async def approval_trail(self, approval_id: str) -> ap.ApprovalTrail:
+        """One request and its audit trail (admins)."""
+        return await self.call("GET", f"/api/admin/approvals/{approval_id}", ap.ApprovalTrail)
+
     async def decide(self, approval_id: str, approve: bool, reason: str = "") -> ap.Approval:
         body = {"approve": approve, "reason": reason}
         path = f"/api/admin/approvals/{approval_id}/decision"

@@ -41,6 +41,26 @@ class ApprovalList(msgspec.Struct, frozen=True, kw_only=True):
     approvals: tuple[Approval, ...]
 
 
+class ApprovalEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One move of a request, as audited: the state entered, by whom, when, why."""
+
+    seq: int
+    status: ApprovalStatus
+    actor: str  # the requester, an admin, or "system" (a grant applied by the retry)
+    at: str
+    reason: str = ""
+
+
+class GetApprovalTrail(msgspec.Struct, frozen=True, kw_only=True):
+    approval_id: str
+    admin_id: str  # admins only
+
+
+class ApprovalTrail(msgspec.Struct, frozen=True, kw_only=True):
+    approval: Approval
+    events: tuple[ApprovalEvent, ...]  # oldest first
+
+
 class RequestApproval(msgspec.Struct, frozen=True, kw_only=True):
     """A player asks: for host access (no amount), or for ``amount`` credits."""
 

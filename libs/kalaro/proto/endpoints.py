@@ -62,6 +62,9 @@ AUTH_LIST_APPROVALS = Endpoint(
 )
 AUTH_DECIDE_APPROVAL = Endpoint(s.AUTH_DECIDE_APPROVAL, ap.DecideApproval, ap.Approval)
 AUTH_WITHDRAW_APPROVAL = Endpoint(s.AUTH_WITHDRAW_APPROVAL, ap.WithdrawApproval, ap.Approval)
+AUTH_APPROVAL_TRAIL = Endpoint(
+    s.AUTH_APPROVAL_TRAIL, ap.GetApprovalTrail, ap.ApprovalTrail, idempotent=True
+)
 AUTH_SEARCH_USERS = Endpoint(s.AUTH_SEARCH_USERS, a.SearchUsers, a.UserSearchResult)
 AUTH_CREATE_BOT = Endpoint(s.AUTH_CREATE_BOT, a.CreateBot, a.UserProfile)
 

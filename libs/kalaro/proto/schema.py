@@ -21,9 +21,9 @@ REST_TYPES: tuple[Any, ...] = (
     api.CreateTableBody, api.SitBody, api.ReadyBody, api.LeaveAfterHandBody,
     api.RemovePlayerBody, api.ChatSettingBody, api.PracticeBody, api.AddBotBody,
     api.ErrorBody, api.PublicConfig,
-    auth.TokenPair, auth.UserProfile, approvals.Approval, approvals.ApprovalList,
-    wallet.Balance, wallet.History,
-    wallet.Adjusted, wallet.AuditReport,
+    auth.TokenPair, auth.UserProfile,
+    approvals.Approval, approvals.ApprovalList, approvals.ApprovalTrail,
+    wallet.Balance, wallet.History, wallet.Adjusted, wallet.AuditReport,
     lobby.TableInfo, lobby.TableList, lobby.TableCreated,
 )  # fmt: skip
 

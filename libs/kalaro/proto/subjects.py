@@ -26,6 +26,7 @@ AUTH_REQUEST_APPROVAL = "auth.approvals.create"
 AUTH_LIST_APPROVALS = "auth.approvals.list"
 AUTH_DECIDE_APPROVAL = "auth.approvals.decide"  # admins
 AUTH_WITHDRAW_APPROVAL = "auth.approvals.withdraw"
+AUTH_APPROVAL_TRAIL = "auth.approvals.trail"  # admins
 AUTH_CREATE_BOT = "auth.bots.create"  # internal: the bots service only
 AUTH_SEARCH_USERS = "auth.users.search"  # admins
 # Broadcast (no reply): a session was signed out or its refresh token reused; gateways

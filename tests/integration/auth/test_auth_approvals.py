@@ -13,7 +13,9 @@ from kalaro.proto import subjects
 from kalaro.proto.approvals import (
     Approval,
     ApprovalList,
+    ApprovalTrail,
     DecideApproval,
+    GetApprovalTrail,
     ListApprovals,
     RequestApproval,
     WithdrawApproval,
@@ -65,10 +67,17 @@ async def _list(auth: AuthHarness, **kw: object) -> list[str]:
 
 
 async def _trail(auth: AuthHarness, approval_id: str) -> list[tuple[str, str, str]]:
-    """(state entered, by whom, why) in order."""
-    async with auth.deps.engine.connect() as conn:
-        events = await approval_store.events(conn, approval_id)
-    return [(status, actor, reason) for _, status, actor, _, reason in events]
+    """(state entered, by whom, why) in order, as an admin reads it on the bus."""
+    admin_id = await _admin(auth)
+    read = await auth.call(
+        subjects.AUTH_APPROVAL_TRAIL,
+        GetApprovalTrail(approval_id=approval_id, admin_id=admin_id),
+        ApprovalTrail,
+    )
+    assert read.approval.approval_id == approval_id
+    assert [e.seq for e in read.events] == list(range(1, len(read.events) + 1))
+    assert all(e.at for e in read.events)
+    return [(e.status, e.actor, e.reason) for e in read.events]
 
 
 @asynccontextmanager
@@ -151,6 +160,19 @@ async def test_host_access_approved_grants_the_role_in_the_decision(auth: AuthHa
     assert err.code == codes.CONFLICT  # already a host
     assert await _list(auth, status="applied") == [asked.approval_id]
     assert await _list(auth) == []
+    # The trail is the admins': a player reading it is refused, an unknown id not found.
+    err = await auth.refused(
+        subjects.AUTH_APPROVAL_TRAIL,
+        GetApprovalTrail(approval_id=asked.approval_id, admin_id=user_id),
+        ApprovalTrail,
+    )
+    assert err.code == codes.FORBIDDEN
+    err = await auth.refused(
+        subjects.AUTH_APPROVAL_TRAIL,
+        GetApprovalTrail(approval_id="no-such-request", admin_id=admin_id),
+        ApprovalTrail,
+    )
+    assert err.code == codes.NOT_FOUND
 
 
 async def test_declined_and_withdrawn_requests_leave_roles_and_allow_asking_again(
