@@ -192,21 +192,20 @@ export async function me() {
   return profile;
 }
 
-export const requestHost = (note) => call("POST", "/api/me/host-request", { note });
+// --- approvals: what players ask of admins (host access, credits), one workflow ------
+export const requestHost = (note) => call("POST", "/api/approvals", { kind: "host_access", note });
+export const requestCredits = (amount, note) => call("POST", "/api/approvals", { kind: "credits", amount, note });
+export const myApprovals = (kind) => call("GET", `/api/approvals${q({ kind })}`);
+export const withdrawApproval = (id) => call("POST", `/api/approvals/${encodeURIComponent(id)}/withdraw`);
 
 // --- wallet ---------------------------------------------------------------------------
 export const balance = () => call("GET", "/api/wallet");
 export const history = (limit = 20, before) => call("GET", `/api/wallet/history${q({ limit, before })}`);
-export const requestCredits = (amount, note) => call("POST", "/api/wallet/credit-requests", { amount, note });
-export const myCreditRequests = () => call("GET", "/api/wallet/credit-requests");
 
 // --- admin ----------------------------------------------------------------------------
-export const adminCreditRequests = (status = "pending") => call("GET", `/api/admin/credit-requests${q({ status })}`);
-export const decideCreditRequest = (id, approve, reason) =>
-  call("POST", `/api/admin/credit-requests/${encodeURIComponent(id)}/decision`, { approve, reason });
-export const adminHostRequests = (status = "pending") => call("GET", `/api/admin/host-requests${q({ status })}`);
-export const decideHostRequest = (id, approve, reason) =>
-  call("POST", `/api/admin/host-requests/${encodeURIComponent(id)}/decision`, { approve, reason });
+export const adminApprovals = (kind, status = "pending") => call("GET", `/api/admin/approvals${q({ kind, status })}`);
+export const decideApproval = (id, approve, reason) =>
+  call("POST", `/api/admin/approvals/${encodeURIComponent(id)}/decision`, { approve, reason });
 // request_key: the same key for a retry of the same grant makes it apply once.
 export const grant = (user_id, amount, reason, kind = "grant", request_key = "") =>
   call("POST", "/api/admin/grants", { user_id, amount, reason, kind, request_key });

@@ -242,5 +242,5 @@ async def admin_and_players(stack: BenchStack) -> tuple[KalaroClient, list[list[
 async def make_host(admin: KalaroClient, player: KalaroClient) -> None:
     """Grant ``player`` host access: tables are theirs to deal."""
     request = await player.request_host("load test")
-    await admin.decide_host_request(request.request_id, True, "load test")
+    await admin.decide(request.approval_id, True, "load test")
     await player.refresh()

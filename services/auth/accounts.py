@@ -13,8 +13,9 @@ the rest lives beside it and is re-exported here, the one name callers import:
 :mod:`~services.auth.resets` (password reset by email),
 :mod:`~services.auth.sessions` (token pairs, refresh, sign-out),
 :mod:`~services.auth.signin` (password sign-in behind the throttle),
-:mod:`~services.auth.hosting` (host requests, user search) and
+:mod:`~services.auth.search` (admins' user search) and
 :mod:`~services.auth.provision` (bot accounts, the first admin).
+Requests an admin approves (host access, credits) are :mod:`services.auth.approvals`'.
 """
 
 from __future__ import annotations
@@ -40,12 +41,6 @@ from kalaro.tokens import ALLOWED_ALGORITHMS, TokenError
 from services.auth import letters, rules, store
 from services.auth.addresses import normalize_email, person_email
 from services.auth.deps import AuthDeps, Publisher, Revoker, announce, revoke_access
-from services.auth.hosting import (
-    decide_host_request,
-    list_host_requests,
-    request_host,
-    search_users,
-)
 from services.auth.links import (
     mail,
     new_verify_link,
@@ -71,6 +66,7 @@ from services.auth.rules import (
     clean_display_name,
     is_bot_email,
 )
+from services.auth.search import search_users
 from services.auth.sessions import issue_pair, refresh, sign_out
 from services.auth.signin import sign_in
 
@@ -92,16 +88,13 @@ __all__ = [
     "Revoker",
     "clean_display_name",
     "create_bot",
-    "decide_host_request",
     "ensure_admin",
     "get_profile",
     "google_sign_in",
     "is_bot_email",
-    "list_host_requests",
     "normalize_email",
     "public_keys",
     "refresh",
-    "request_host",
     "request_password_reset",
     "resend_verification",
     "reset_password",

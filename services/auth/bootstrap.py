@@ -14,7 +14,7 @@ from collections.abc import Callable
 from nats.aio.client import Client as NATS
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kalaro.bus import Route, Service, route
+from kalaro.bus import Route, Service, request, route
 from kalaro.bus.codec import encode
 from kalaro.bus.jetstream import ensure_stream, publish_once
 from kalaro.bus.redislink import RedisLink
@@ -25,12 +25,13 @@ from kalaro.proto.auth import (
     SessionRevoked,
     UserRegistered,
 )
+from kalaro.proto.wallet import Adjusted, GrantApproved
 from kalaro.settings import Settings
 from kalaro.sql import create_engine
 from kalaro.tokens import load_or_create_private_key, revocation_seconds, revoked_key
-from services.auth import accounts
+from services.auth import accounts, approvals
 from services.auth.accounts import AdminAccount, ensure_admin
-from services.auth.deps import AuthDeps, Publisher, Revoker
+from services.auth.deps import AuthDeps, CreditGranter, Publisher, Revoker
 from services.auth.google import GoogleVerifier
 from services.auth.passwords import Passwords
 from services.auth.schema import migrate_auth
@@ -75,6 +76,15 @@ def session_revoker(redis: RedisLink, nc: NATS | None, settings: Settings) -> Re
     return revoke
 
 
+def credit_granter(nc: NATS) -> CreditGranter:
+    """Approved credits are the wallet's to grant (keyed by the approval: exactly once)."""
+
+    async def grant(message: GrantApproved) -> Adjusted:
+        return await request(nc, endpoints.WALLET_GRANT_APPROVED, message)
+
+    return grant
+
+
 def google_verifier(settings: Settings) -> GoogleVerifier | None:
     """Google sign-in is on when a client id and a key set are configured."""
     if not settings.google_client_id or not settings.google_jwks_file:
@@ -115,6 +125,7 @@ async def build_deps(
         on_registered=await registered_publisher(nc, settings) if nc is not None else None,
         on_revoked=session_revoker(redis, nc, settings),
         clock=clock,
+        grant_credits=credit_granter(nc) if nc is not None else None,
     )
 
 
@@ -130,9 +141,11 @@ ROUTES: list[Route[AuthDeps]] = [
     route(endpoints.AUTH_SIGN_OUT, accounts.sign_out),
     route(endpoints.AUTH_PROFILE, accounts.get_profile),
     route(endpoints.AUTH_PUBLIC_KEYS, accounts.public_keys),
-    route(endpoints.AUTH_REQUEST_HOST, accounts.request_host),
-    route(endpoints.AUTH_LIST_HOST_REQUESTS, accounts.list_host_requests),
-    route(endpoints.AUTH_DECIDE_HOST_REQUEST, accounts.decide_host_request),
+    route(endpoints.AUTH_REQUEST_APPROVAL, approvals.request_approval),
+    route(endpoints.AUTH_LIST_APPROVALS, approvals.list_approvals),
+    route(endpoints.AUTH_DECIDE_APPROVAL, approvals.decide_approval),
+    route(endpoints.AUTH_WITHDRAW_APPROVAL, approvals.withdraw_approval),
+    route(endpoints.AUTH_APPROVAL_TRAIL, approvals.approval_trail),
     route(endpoints.AUTH_SEARCH_USERS, accounts.search_users),
     # Internal: the gateway has no route to it; only the bots service asks.
     route(endpoints.AUTH_CREATE_BOT, accounts.create_bot),
@@ -166,6 +179,8 @@ async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExi
             print_admin(account)
     return Running(
         build_service(deps),
+        # Credits approved while the wallet was down are granted once it is back.
+        background=[lambda: approvals.apply_loop(deps)],
         checks={
             "database": database_ready(engine),
             "redis": redis_ready(redis),

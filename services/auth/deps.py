@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kalaro.proto.auth import UserRegistered
+from kalaro.proto.wallet import Adjusted, GrantApproved
 from kalaro.settings import Settings
 from kalaro.tokens import public_jwks
 from services.auth.devices import secret_key
@@ -27,6 +28,8 @@ log = logging.getLogger("services.auth")
 Publisher = Callable[[UserRegistered], Awaitable[None]]
 # Revokes a session's access tokens at once: (session id, user id).
 Revoker = Callable[[str, str], Awaitable[None]]
+# Asks the wallet to grant approved credits (exactly once per approval id).
+CreditGranter = Callable[[GrantApproved], Awaitable[Adjusted]]
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class AuthDeps:
     on_revoked: Revoker | None = None
     clock: Callable[[], float] = time.time
     mailer: Mailer | None = None
+    # None: credits approved here stay approved-not-applied (no wallet to ask).
+    grant_credits: CreditGranter | None = None
     jwks: tuple[dict[str, str], ...] = field(init=False)
     kid: str = field(init=False)
     # Signs device cookies and hashes one-time codes (services.auth.devices).

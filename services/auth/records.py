@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
-from kalaro.proto.auth import RequestStatus, Role
+from kalaro.proto.approvals import ApprovalKind, ApprovalStatus
+from kalaro.proto.auth import Role
 
 
 class Account(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,15 +47,19 @@ class RefreshToken(msgspec.Struct, frozen=True, kw_only=True):
     revoked_at: int | None
 
 
-class HostRequestRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """A request to become a host, with the requester's display name joined in."""
+class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A request an admin decides (``auth_approvals``), the requester's name joined in."""
 
-    request_id: str
+    approval_id: str
+    kind: ApprovalKind
     user_id: str
     display_name: str
+    amount: int
     note: str
-    status: RequestStatus
+    status: ApprovalStatus
     created_at: int
-    decided_by: str | None
-    decided_at: int | None
-    reason: str
+    decided_by: str | None = None
+    decided_at: int | None = None
+    reason: str = ""
+    applied_at: int | None = None
+    tx_id: int | None = None

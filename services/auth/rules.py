@@ -21,15 +21,13 @@ from kalaro.errors import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import (
     BOT_EMAIL_DOMAIN,
-    HostRequest,
-    RequestStatus,
     Role,
     UserProfile,
     UserRegistered,
 )
 from services.auth.addresses import normalize_email, person_email
 from services.auth.passwords import policy_problem
-from services.auth.records import Account, EmailToken, HostRequestRecord, RefreshToken
+from services.auth.records import Account, EmailToken, RefreshToken
 
 ROLE_ORDER: tuple[Role, ...] = ("player", "host", "admin", "bot")
 PLAYER_ROLES: tuple[Role, ...] = ("player",)
@@ -198,20 +196,6 @@ def registered(account: Account) -> UserRegistered:
     )
 
 
-def host_request_view(row: HostRequestRecord) -> HostRequest:
-    return HostRequest(
-        request_id=row.request_id,
-        user_id=row.user_id,
-        display_name=row.display_name,
-        note=row.note,
-        status=row.status,
-        created_at=iso(row.created_at),
-        decided_by=row.decided_by,
-        decided_at=iso(row.decided_at) if row.decided_at is not None else None,
-        reason=row.reason,
-    )
-
-
 # --- tokens and links -----------------------------------------------------------------
 
 
@@ -313,11 +297,11 @@ def google_link(by_email: Account | None) -> GoogleLink:
     return "link" if by_email.email_verified else "take_over"
 
 
-# --- host requests --------------------------------------------------------------------
+# --- approvals (host access, credits) ----------------------------------------------
 
 
 def clean_note(raw: str, what: str = "notes") -> str:
-    """A host request's note (or an admin's reason), trimmed; refused when too long."""
+    """A request's note (or an admin's reason), trimmed; refused when too long."""
     note = raw.strip()
     if len(note) > MAX_NOTE:
         raise _bad_request(f"{what} have at most {MAX_NOTE} characters")
@@ -333,14 +317,6 @@ def require_may_request_host(account: Account | None) -> Account:
     if "bot" in account.roles:
         raise ServiceError(codes.FORBIDDEN, "bots do not host tables")
     return account
-
-
-def decision_status(approve: bool) -> RequestStatus:
-    return "approved" if approve else "rejected"
-
-
-def already_decided(current: HostRequestRecord) -> ServiceError:
-    return ServiceError(codes.ALREADY_DECIDED, f"this request was already {current.status}")
 
 
 def check_list_page(limit: int, offset: int) -> None:

@@ -1,4 +1,4 @@
-"""The auth service's tables: users, refresh tokens, host requests, email and reset links.
+"""The auth service's tables: users, refresh tokens, email and reset links, approvals.
 
 Tables are prefixed ``auth_`` because every SQL-owning service may share one database
 (``make run`` points them all at one SQLite file). The Alembic revisions in
@@ -90,28 +90,58 @@ refresh_tokens = sa.Table(
     sa.Index("ix_auth_refresh_tokens_user", "user_id"),
 )
 
-host_requests = sa.Table(
-    "auth_host_requests",
+# The one approval workflow (services/auth/approvals.py): every request an admin
+# decides, host access or credits. No foreign key on user_id: credit requests moved
+# from the wallet name their requester as the wallet did.
+approvals = sa.Table(
+    "auth_approvals",
     metadata,
-    sa.Column("id", sa.String(32), primary_key=True),
-    sa.Column(
-        "user_id", sa.String(32), sa.ForeignKey(USERS_ID, ondelete="CASCADE"), nullable=False
-    ),
-    sa.Column("note", sa.String(500), nullable=False),
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),  # host_access, credits
+    sa.Column("user_id", sa.String(128), nullable=False),
+    sa.Column("amount", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("note", sa.String(500), nullable=False, server_default=""),
+    # pending, approved, applied, declined, withdrawn: see approval_states.
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("created_at", sa.BigInteger, nullable=False),
-    sa.Column("decided_by", sa.String(32), sa.ForeignKey(USERS_ID)),
+    sa.Column("decided_by", sa.String(128)),
     sa.Column("decided_at", sa.BigInteger),
     sa.Column("reason", sa.String(500), nullable=False, server_default=""),
-    # At most one pending request per user (a partial unique index).
+    sa.Column("applied_at", sa.BigInteger),
+    sa.Column("tx_id", sa.BigInteger),  # the wallet's ledger transaction (credits)
+    sa.CheckConstraint("kind IN ('host_access', 'credits')", name="auth_approvals_kind_ck"),
+    sa.CheckConstraint(
+        "status IN ('pending', 'approved', 'applied', 'declined', 'withdrawn')",
+        name="auth_approvals_status_ck",
+    ),
+    sa.CheckConstraint("amount >= 0", name="auth_approvals_amount_ck"),
+    sa.Index("ix_auth_approvals_status", "status", "created_at"),
+    sa.Index("ix_auth_approvals_user", "user_id", "created_at"),
     sa.Index(
-        "ux_auth_host_requests_pending",
+        "ux_auth_approvals_pending_host",
         "user_id",
         unique=True,
-        sqlite_where=sa.text("status = 'pending'"),
-        postgresql_where=sa.text("status = 'pending'"),
+        sqlite_where=sa.text("status = 'pending' AND kind = 'host_access'"),
+        postgresql_where=sa.text("status = 'pending' AND kind = 'host_access'"),
     ),
-    sa.Index("ix_auth_host_requests_status", "status", "created_at"),
+)
+
+# The audit trail: one row per transition, written in the transaction that made it.
+approval_events = sa.Table(
+    "auth_approval_events",
+    metadata,
+    sa.Column(
+        "approval_id",
+        sa.String(64),
+        sa.ForeignKey("auth_approvals.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("status", sa.String(16), nullable=False),  # the state entered
+    sa.Column("actor", sa.String(128), nullable=False),  # requester, admin, or "system"
+    sa.Column("at", sa.BigInteger, nullable=False),
+    sa.Column("reason", sa.String(500), nullable=False, server_default=""),
+    sa.Index("ix_auth_approval_events_at", "at"),
 )
 
 #: Before Alembic, auth's steps 1-3 were recorded in ``schema_migrations``; each maps

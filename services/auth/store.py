@@ -12,15 +12,15 @@ it, its ``BEGIN IMMEDIATE`` already serialises writers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from kalaro.proto.auth import RequestStatus, Role
-from services.auth.records import Account, EmailToken, HostRequestRecord, RefreshToken
+from kalaro.proto.auth import Role
+from services.auth.records import Account, EmailToken, RefreshToken
 from services.auth.rules import roles_from_text, roles_text
-from services.auth.schema import email_tokens, host_requests, refresh_tokens, users
+from services.auth.schema import email_tokens, refresh_tokens, users
 
 # --- accounts -------------------------------------------------------------------------
 
@@ -278,91 +278,3 @@ async def revoke_family(conn: AsyncConnection, family_id: str, now_ms: int) -> N
         .where(refresh_tokens.c.family_id == family_id, refresh_tokens.c.revoked_at.is_(None))
         .values(revoked_at=now_ms)
     )
-
-
-# --- host requests --------------------------------------------------------------------
-
-
-def _host_request_query() -> sa.Select[Any]:
-    return sa.select(host_requests, users.c.display_name).join(
-        users, users.c.id == host_requests.c.user_id
-    )
-
-
-def _host_request(row: Any, display_name: str | None = None) -> HostRequestRecord:
-    """The record of a request row; ``display_name`` for rows read without the join."""
-    return HostRequestRecord(
-        request_id=row.id,
-        user_id=row.user_id,
-        display_name=row.display_name if display_name is None else display_name,
-        note=row.note,
-        status=cast(RequestStatus, row.status),
-        created_at=row.created_at,
-        decided_by=row.decided_by,
-        decided_at=row.decided_at,
-        reason=row.reason,
-    )
-
-
-async def host_request(conn: AsyncConnection, request_id: str) -> HostRequestRecord | None:
-    query = _host_request_query().where(host_requests.c.id == request_id)
-    row = (await conn.execute(query)).first()
-    return None if row is None else _host_request(row)
-
-
-async def locked_host_request(conn: AsyncConnection, request_id: str) -> HostRequestRecord | None:
-    """The request row-locked, before it is decided (display name not joined: "")."""
-    query = sa.select(host_requests).where(host_requests.c.id == request_id).with_for_update()
-    row = (await conn.execute(query)).first()
-    return None if row is None else _host_request(row, display_name="")
-
-
-async def pending_host_request(conn: AsyncConnection, user_id: str) -> HostRequestRecord | None:
-    query = _host_request_query().where(
-        host_requests.c.user_id == user_id, host_requests.c.status == "pending"
-    )
-    row = (await conn.execute(query)).first()
-    return None if row is None else _host_request(row)
-
-
-async def insert_host_request(
-    conn: AsyncConnection, request_id: str, user_id: str, note: str, now_ms: int
-) -> None:
-    """A pending request; a second pending one for the user raises ``IntegrityError``."""
-    await conn.execute(
-        host_requests.insert().values(
-            id=request_id, user_id=user_id, note=note, status="pending", created_at=now_ms
-        )
-    )
-
-
-async def decide_host_request(
-    conn: AsyncConnection,
-    request_id: str,
-    status: RequestStatus,
-    admin_id: str,
-    now_ms: int,
-    reason: str,
-) -> bool:
-    """Decide the request if it is still pending; False when it was decided already."""
-    decided = await conn.execute(
-        host_requests.update()
-        .where(host_requests.c.id == request_id, host_requests.c.status == "pending")
-        .values(status=status, decided_by=admin_id, decided_at=now_ms, reason=reason)
-    )
-    return decided.rowcount == 1
-
-
-async def host_requests_page(
-    conn: AsyncConnection, status: RequestStatus | None, limit: int, offset: int
-) -> list[HostRequestRecord]:
-    """Pending requests oldest first (a queue); decided ones newest first (history)."""
-    query = _host_request_query()
-    if status is not None:
-        query = query.where(host_requests.c.status == status)
-    if status == "pending":
-        query = query.order_by(host_requests.c.created_at, host_requests.c.id)
-    else:
-        query = query.order_by(host_requests.c.created_at.desc(), host_requests.c.id)
-    rows = (await conn.execute(query.limit(limit).offset(offset))).all()
-    return [_host_request(row) for row in rows]

@@ -5,9 +5,9 @@ the server knows: the caller's id from the verified token, their address) and
 returns the service's reply as it came.
 
 This module holds what every ``routes_*`` module shares (the verified caller, query
-bounds, :func:`forward`) and the account, wallet, credit-admin and meta routes; the
+bounds, :func:`forward`) and the account, wallet, admin grant and meta routes; the
 other areas have modules of their own (tables in ``routes_tables``, hands, export,
-practice, players, user admin and hosting, mailed links).
+practice, players, user admin and hosting, approvals, mailed links).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import Cookie
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath, FromQuery, JSONBody, Parameter
+from litestar.params import JSONBody, Parameter
 from nats.aio.client import Client as NATS
 
 from kalaro.bus import request as bus_request
@@ -171,16 +171,6 @@ class MeController(Controller):
     async def profile(self, request: Request, claims: Claims) -> a.UserProfile:  # type: ignore[type-arg]
         return await forward(request, endpoints.AUTH_PROFILE, a.GetProfile(user_id=claims.user_id))
 
-    @post("/host-request", status_code=201, summary="Ask an admin for host access")
-    async def host_request(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        claims: Claims,
-        data: JSONBody[api.HostRequestBody],
-    ) -> a.HostRequest:
-        message = a.RequestHost(user_id=claims.user_id, note=data.note)
-        return await forward(request, endpoints.AUTH_REQUEST_HOST, message)
-
 
 class WalletController(Controller):
     path = "/api/wallet"
@@ -205,57 +195,12 @@ class WalletController(Controller):
         message = w.GetHistory(user_id=claims.user_id, limit=limit, before=before)
         return await forward(request, endpoints.WALLET_HISTORY, message)
 
-    @post("/credit-requests", status_code=201, summary="Ask an admin for credits")
-    async def request_credits(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        claims: Claims,
-        data: JSONBody[api.CreditRequestBody],
-    ) -> w.CreditRequest:
-        message = w.RequestCredits(user_id=claims.user_id, amount=data.amount, note=data.note)
-        return await forward(request, endpoints.WALLET_REQUEST_CREDITS, message)
-
-    @get("/credit-requests", summary="My credit requests")
-    async def my_credit_requests(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        claims: Claims,
-        limit: Limit = 50,
-    ) -> w.CreditRequestList:
-        message = w.ListCreditRequests(status=None, user_id=claims.user_id, limit=limit)
-        return await forward(request, endpoints.WALLET_LIST_CREDIT_REQUESTS, message)
-
 
 class AdminController(Controller):
     path = "/api/admin"
     tags = ["admin"]
     guards = [access.ADMIN]
     dependencies = {"admin": Provide(provide_admin)}
-
-    @get("/credit-requests", summary="Credit requests (pending by default)")
-    async def credit_requests(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        admin: Claims,
-        status: FromQuery[w.RequestStatus | None] = "pending",
-        limit: Limit = 50,
-        offset: Offset = 0,
-    ) -> w.CreditRequestList:
-        message = w.ListCreditRequests(status=status, limit=limit, offset=offset)
-        return await forward(request, endpoints.WALLET_LIST_CREDIT_REQUESTS, message)
-
-    @post("/credit-requests/{request_id:str}/decision", status_code=200)
-    async def decide_credit_request(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        admin: Claims,
-        request_id: FromPath[str],
-        data: JSONBody[api.DecisionBody],
-    ) -> w.CreditRequest:
-        message = w.DecideCreditRequest(
-            request_id=request_id, admin_id=admin.user_id, approve=data.approve, reason=data.reason
-        )
-        return await forward(request, endpoints.WALLET_DECIDE_CREDIT_REQUEST, message)
 
     @post("/grants", status_code=201, summary="Grant or adjust a player's credits")
     async def adjust(
@@ -273,31 +218,6 @@ class AdminController(Controller):
             request_key=data.request_key,
         )
         return await forward(request, endpoints.WALLET_ADJUST, message)
-
-    @get("/host-requests", summary="Host access requests (pending by default)")
-    async def host_requests(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        admin: Claims,
-        status: FromQuery[a.RequestStatus | None] = "pending",
-        limit: Limit = 50,
-        offset: Offset = 0,
-    ) -> a.HostRequestList:
-        message = a.ListHostRequests(status=status, limit=limit, offset=offset)
-        return await forward(request, endpoints.AUTH_LIST_HOST_REQUESTS, message)
-
-    @post("/host-requests/{request_id:str}/decision", status_code=200)
-    async def decide_host_request(
-        self,
-        request: Request,  # type: ignore[type-arg]
-        admin: Claims,
-        request_id: FromPath[str],
-        data: JSONBody[api.DecisionBody],
-    ) -> a.HostRequest:
-        message = a.DecideHostRequest(
-            request_id=request_id, admin_id=admin.user_id, approve=data.approve, reason=data.reason
-        )
-        return await forward(request, endpoints.AUTH_DECIDE_HOST_REQUEST, message)
 
     @get("/audit", summary="Check the ledger's books")
     async def audit(self, request: Request, admin: Claims) -> w.AuditReport:  # type: ignore[type-arg]
@@ -322,7 +242,8 @@ async def healthz(request: Request) -> dict[str, object]:  # type: ignore[type-a
 #: election); a cancel asks the engine. Giving up sooner answered "no service
 #: answered" while the lobby was still dealing, and the table looked stuck to players.
 SLOW_REQUEST_SECONDS = 20.0
-_SLOW = frozenset({subjects.LOBBY_DEAL, subjects.LOBBY_CANCEL_TABLE})
+# Deciding on credits asks the wallet for the grant.
+_SLOW = frozenset({subjects.LOBBY_DEAL, subjects.LOBBY_CANCEL_TABLE, subjects.AUTH_DECIDE_APPROVAL})
 
 
 async def forward(

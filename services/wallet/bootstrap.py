@@ -27,9 +27,8 @@ ROUTES: list[Route[WalletDeps]] = [
     route(endpoints.WALLET_WELCOME_GRANT, h.welcome),
     route(endpoints.WALLET_BALANCE, h.balance),
     route(endpoints.WALLET_HISTORY, h.history),
-    route(endpoints.WALLET_REQUEST_CREDITS, h.request_credits),
-    route(endpoints.WALLET_LIST_CREDIT_REQUESTS, h.list_credit_requests),
-    route(endpoints.WALLET_DECIDE_CREDIT_REQUEST, h.decide_credit_request),
+    # Internal: the gateway has no route to it; auth asks when an admin approved credits.
+    route(endpoints.WALLET_GRANT_APPROVED, h.grant_approved),
     route(endpoints.WALLET_ADJUST, h.adjust),
     route(endpoints.WALLET_PLACE_HOLDS, h.place_holds),
     route(endpoints.WALLET_SETTLE, h.settle),

@@ -19,17 +19,13 @@ from kalaro.proto.wallet import (
     Audit,
     AuditReport,
     Balance,
-    CreditRequest,
-    CreditRequestList,
-    DecideCreditRequest,
     GetBalance,
     GetHistory,
+    GrantApproved,
     HandOutcome,
     History,
     HoldsPlaced,
-    ListCreditRequests,
     PlaceHolds,
-    RequestCredits,
     SettleHand,
     Settlement,
     VoidHand,
@@ -45,7 +41,7 @@ from services.wallet.books import Books, SqlBooks
 class WalletDeps:
     """What the wallet's handlers are given, built once per process (bootstrap):
     ``books`` (balances, grants, adjustments: :mod:`~services.wallet.books`) and the SQL
-    ``engine`` the hand and credit-request operations run in."""
+    ``engine`` the hand operations and approved grants run in."""
 
     engine: AsyncEngine
     settings: Settings
@@ -69,19 +65,9 @@ async def history(cmd: GetHistory, deps: WalletDeps) -> History:
     return await deps.books.history(cmd.user_id, limit=cmd.limit, before=cmd.before)
 
 
-async def request_credits(cmd: RequestCredits, deps: WalletDeps) -> CreditRequest:
-    return await ledger.request_credits(deps.engine, cmd.user_id, cmd.amount, cmd.note)
-
-
-async def list_credit_requests(cmd: ListCreditRequests, deps: WalletDeps) -> CreditRequestList:
-    return await ledger.list_credit_requests(
-        deps.engine, status=cmd.status, user_id=cmd.user_id, limit=cmd.limit, offset=cmd.offset
-    )
-
-
-async def decide_credit_request(cmd: DecideCreditRequest, deps: WalletDeps) -> CreditRequest:
-    return await ledger.decide_credit_request(
-        deps.engine, cmd.request_id, cmd.admin_id, approve=cmd.approve, reason=cmd.reason
+async def grant_approved(cmd: GrantApproved, deps: WalletDeps) -> Adjusted:
+    return await ledger.grant_approved(
+        deps.engine, cmd.approval_id, cmd.user_id, cmd.amount, cmd.admin_id, cmd.memo
     )
 
 

@@ -18,8 +18,8 @@ How exactly-once holds on both SQLite and PostgreSQL:
   it touches any account: it inserts a row under a UNIQUE constraint
   (``wallet_transactions.idempotency_key`` such as ``welcome:<user>`` or
   ``outcome:<hand>``; a hand's row in ``wallet_settlements``), or moves a row out of a
-  state with a conditional UPDATE (a hand from ``open`` to ``settled``/``voided``, a
-  credit request from ``pending``). Two racers cannot both claim: on PostgreSQL the
+  state with a conditional UPDATE (a hand from ``open`` to ``settled``/``voided``).
+  Two racers cannot both claim: on PostgreSQL the
   second waits for the first to commit, then fails with a unique violation or matches
   no row, so :func:`~services.wallet.store.transaction` rolls back and runs the
   operation again, and this time it finds the first one's answer and returns it.
@@ -48,11 +48,8 @@ from kalaro.proto.wallet import (
     Adjusted,
     AuditReport,
     Balance,
-    CreditRequest,
-    CreditRequestList,
     History,
     HistoryEntry,
-    RequestStatus,
     WelcomeGranted,
 )
 from services.wallet import hand_store, rules, store
@@ -86,12 +83,10 @@ __all__ = [
     "apply_outcomes",
     "audit",
     "cap_payments",
-    "decide_credit_request",
     "get_balance",
+    "grant_approved",
     "history",
-    "list_credit_requests",
     "place_holds",
-    "request_credits",
     "settle",
     "void",
     "welcome_grant",
@@ -155,72 +150,28 @@ async def history(
     return await transaction(engine, body)
 
 
-# --- credit requests and admin operations --------------------------------------------------
+# --- approved grants and admin operations --------------------------------------------------
 
 
-async def request_credits(
-    engine: AsyncEngine, user_id: str, amount: int, note: str = ""
-) -> CreditRequest:
-    """A player asks for credits; an admin decides later."""
-    rules.check_credit_request(user_id, amount, note)
-    values = {
-        "request_id": uuid.uuid4().hex,
-        "user_id": user_id,
-        "amount": amount,
-        "note": note,
-        "status": "pending",
-        "created_at": store.now(),
-        "reason": "",
-    }
+async def grant_approved(
+    engine: AsyncEngine, approval_id: str, user_id: str, amount: int, admin_id: str, memo: str
+) -> Adjusted:
+    """Credits an admin approved (auth's approval workflow), house → player, exactly once
+    per approval: keyed ``credit_request:<approval_id>`` (the key the wallet's own credit
+    requests used, so one granted before they moved to auth is never granted again)."""
+    rules.check_approved_grant(approval_id, user_id, amount, admin_id, memo)
+    key = f"credit_request:{approval_id}"
 
-    async def body(conn: AsyncConnection) -> CreditRequest:
-        return await store.insert_credit_request(conn, values)
-
-    return await transaction(engine, body)
-
-
-async def list_credit_requests(
-    engine: AsyncEngine,
-    *,
-    status: RequestStatus | None = "pending",
-    user_id: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
-) -> CreditRequestList:
-    """Credit requests, oldest first (the order an admin works through them)."""
-    rules.check_page(limit, offset)
-
-    async def body(conn: AsyncConnection) -> CreditRequestList:
-        found = await store.credit_requests_page(conn, status, user_id, limit, offset)
-        return CreditRequestList(requests=found)
-
-    return await transaction(engine, body)
-
-
-async def decide_credit_request(
-    engine: AsyncEngine, request_id: str, admin_id: str, *, approve: bool, reason: str = ""
-) -> CreditRequest:
-    """Approve (credits move house → player) or reject a pending request, exactly once."""
-    rules.check_decision(request_id, admin_id, reason)
-
-    async def body(conn: AsyncConnection) -> CreditRequest:
-        decided = await store.decide_pending(
-            conn, request_id, admin_id, approve=approve, reason=reason
+    async def body(conn: AsyncConnection) -> Adjusted:
+        earlier = await store.transaction_by_key(conn, key)
+        if earlier is not None:
+            balance = rules.balance_of(user_id, await store.read_account(conn, user_id))
+            return Adjusted(tx_id=earlier, balance=balance, repeated=True)
+        tx_id = await store.claim(
+            conn, kind="credit_request", key=key, actor=admin_id, memo=memo or "credits approved"
         )
-        if decided is None:
-            raise rules.refuse_decided(request_id, await store.credit_request(conn, request_id))
-        if approve:
-            memo = reason or f"credit request approved: {decided.note}"
-            tx_id = await store.claim(
-                conn,
-                kind="credit_request",
-                key=f"credit_request:{request_id}",
-                actor=admin_id,
-                memo=memo,
-            )
-            await store.transfer_from_house(conn, tx_id, decided.user_id, decided.amount)
-            await store.link_credit_request(conn, request_id, tx_id)
-        return decided
+        balance = await store.transfer_from_house(conn, tx_id, user_id, amount)
+        return Adjusted(tx_id=tx_id, balance=balance)
 
     return await transaction(engine, body)
 

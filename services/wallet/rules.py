@@ -15,7 +15,7 @@ import msgspec
 
 from kalaro.errors import ServiceError
 from kalaro.proto import errors as codes
-from kalaro.proto.wallet import Balance, CreditRequest, HoldRequest, HoldsPlaced, Payment
+from kalaro.proto.wallet import Balance, HoldRequest, HoldsPlaced, Payment
 
 MAX_CREDIT_REQUEST = 1_000_000
 # Ceiling for any single amount (hold, payment, admin grant): far below anything that
@@ -91,17 +91,15 @@ def check_history(user_id: str, limit: int, before: int | None) -> None:
         raise bad(f"before must be a positive entry id, got {before}")
 
 
-def check_credit_request(user_id: str, amount: int, note: str) -> None:
+def check_approved_grant(
+    approval_id: str, user_id: str, amount: int, admin_id: str, memo: str
+) -> None:
+    check_id(approval_id, "approval_id")
     check_user(user_id)
+    check_user(admin_id, "admin_id")
     if not 0 < amount <= MAX_CREDIT_REQUEST:
         raise bad(f"amount must be between 1 and {MAX_CREDIT_REQUEST}, got {amount}")
-    check_text(note, "note")
-
-
-def check_decision(request_id: str, admin_id: str, reason: str) -> None:
-    check_id(request_id, "request_id")
-    check_user(admin_id, "admin_id")
-    check_text(reason, "reason")
+    check_text(memo, "memo")
 
 
 def check_adjustment(
@@ -195,17 +193,6 @@ def check_repeated_adjustment(
             codes.CONFLICT,
             f"request key already used for another adjustment (transaction {tx_id})",
         )
-
-
-def refuse_decided(request_id: str, earlier: CreditRequest | None) -> ServiceError:
-    """Why a decision on a request that is not pending (any more) is refused."""
-    if earlier is None:
-        return ServiceError(codes.NOT_FOUND, f"no credit request {request_id}")
-    return ServiceError(
-        codes.ALREADY_DECIDED,
-        f"credit request {request_id} was already {earlier.status} "
-        f"by {earlier.decided_by} at {earlier.decided_at}",
-    )
 
 
 # --- holds -----------------------------------------------------------------------------

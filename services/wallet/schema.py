@@ -121,22 +121,6 @@ settlements = Table(
     Index("wallet_settlements_status_ix", "status", "created_at"),
 )
 
-credit_requests = Table(
-    "wallet_credit_requests",
-    metadata,
-    Column("request_id", String(64), primary_key=True),
-    Column("user_id", String(128), nullable=False),
-    Column("amount", BigInteger, nullable=False),
-    Column("note", String(500), nullable=False),
-    Column("status", String(16), nullable=False),  # pending, approved, rejected
-    Column("created_at", String(40), nullable=False),
-    Column("decided_by", String(128)),
-    Column("decided_at", String(40)),
-    Column("reason", String(500), nullable=False),
-    Column("tx_id", BigInteger, ForeignKey("wallet_transactions.id")),
-    Index("wallet_credit_requests_status_ix", "status", "created_at"),
-)
-
 #: Before Alembic, the wallet's steps 1-2 were recorded in ``schema_migrations``; each
 #: maps to the revision that reproduces it, so such a database is stamped, not re-created.
 SCHEMA = AlembicSchema(

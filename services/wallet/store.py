@@ -1,5 +1,5 @@
 """The ledger's SQL: transactions and retries, accounts, claims and postings, and the
-reads and writes of welcome grants, history, credit requests, adjustments and the audit.
+reads and writes of welcome grants, history, approved grants, adjustments and the audit.
 
 Every function here runs inside the one transaction :func:`transaction` opened for an
 operation of :mod:`services.wallet.ledger`; none decides anything about money (that is
@@ -24,10 +24,10 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from kalaro.proto.wallet import Balance, CreditRequest
+from kalaro.proto.wallet import Balance
 from services.wallet import rules
 from services.wallet.rules import MAX_TEXT, Account
-from services.wallet.schema import HOUSE, accounts, credit_requests, entries, transactions
+from services.wallet.schema import HOUSE, accounts, entries, transactions
 
 log = logging.getLogger("kalaro.wallet.ledger")
 
@@ -300,87 +300,3 @@ async def earlier_adjustment(
         .where(entries.c.tx_id == earlier.id, accounts.c.owner == user_id)
     )
     return earlier.id, (earlier.kind, earlier.memo, moved)
-
-
-# --- credit requests -----------------------------------------------------------------------
-
-
-def _credit_request(row: Any) -> CreditRequest:
-    return CreditRequest(
-        request_id=row.request_id,
-        user_id=row.user_id,
-        amount=row.amount,
-        note=row.note,
-        status=row.status,
-        created_at=row.created_at,
-        decided_by=row.decided_by,
-        decided_at=row.decided_at,
-        reason=row.reason,
-    )
-
-
-async def insert_credit_request(conn: AsyncConnection, values: Mapping[str, Any]) -> CreditRequest:
-    row = (
-        await conn.execute(insert(credit_requests).values(**values).returning(credit_requests))
-    ).one()
-    return _credit_request(row)
-
-
-async def credit_requests_page(
-    conn: AsyncConnection, status: str | None, user_id: str | None, limit: int, offset: int
-) -> tuple[CreditRequest, ...]:
-    """Credit requests, oldest first (the order an admin works through them)."""
-    query = select(credit_requests)
-    if status is not None:
-        query = query.where(credit_requests.c.status == status)
-    if user_id is not None:
-        query = query.where(credit_requests.c.user_id == user_id)
-    query = (
-        query.order_by(credit_requests.c.created_at, credit_requests.c.request_id)
-        .limit(limit)
-        .offset(offset)
-    )
-    rows = (await conn.execute(query)).all()
-    return tuple(_credit_request(r) for r in rows)
-
-
-async def decide_pending(
-    conn: AsyncConnection, request_id: str, admin_id: str, *, approve: bool, reason: str
-) -> CreditRequest | None:
-    """Move a pending request to its decision; None when it is not pending (any more)."""
-    # The conditional UPDATE is the claim: on PostgreSQL a racing decision waits for
-    # the row lock, then re-checks ``status = 'pending'`` and matches nothing.
-    row = (
-        await conn.execute(
-            update(credit_requests)
-            .where(
-                credit_requests.c.request_id == request_id,
-                credit_requests.c.status == "pending",
-            )
-            .values(
-                status="approved" if approve else "rejected",
-                decided_by=admin_id,
-                decided_at=now(),
-                reason=reason,
-            )
-            .returning(credit_requests)
-        )
-    ).first()
-    return None if row is None else _credit_request(row)
-
-
-async def credit_request(conn: AsyncConnection, request_id: str) -> CreditRequest | None:
-    row = (
-        await conn.execute(
-            select(credit_requests).where(credit_requests.c.request_id == request_id)
-        )
-    ).first()
-    return None if row is None else _credit_request(row)
-
-
-async def link_credit_request(conn: AsyncConnection, request_id: str, tx_id: int) -> None:
-    await conn.execute(
-        update(credit_requests)
-        .where(credit_requests.c.request_id == request_id)
-        .values(tx_id=tx_id)
-    )

@@ -140,11 +140,11 @@ def test_bad_tokens_are_refused(http: httpx.Client, unique: str) -> None:
 def test_non_admins_get_403_on_admin_routes(http: httpx.Client, unique: str) -> None:
     token = sign_up(http, unique)["access_token"]
     routes = [
-        ("GET", "/api/admin/credit-requests", None),
-        ("POST", "/api/admin/credit-requests/x/decision", {"approve": True}),
+        ("GET", "/api/admin/approvals", None),
+        ("GET", "/api/admin/approvals?kind=credits", None),
+        ("POST", "/api/admin/approvals/x/decision", {"approve": True}),
+        ("GET", "/api/admin/approvals/x", None),
         ("POST", "/api/admin/grants", {"user_id": "x", "amount": 5, "reason": "because"}),
-        ("GET", "/api/admin/host-requests", None),
-        ("POST", "/api/admin/host-requests/x/decision", {"approve": True}),
         ("GET", "/api/admin/audit", None),
     ]
     for method, path, body in routes:
@@ -159,25 +159,36 @@ def test_credit_request_approved_by_admin_updates_balance(http: httpx.Client, un
     token = player["access_token"]
     wait_for_balance(http, token, 1000)
     r = http.post(
-        "/api/wallet/credit-requests", json={"amount": 250, "note": "more please"},
+        "/api/approvals", json={"kind": "credits", "amount": 250, "note": "more please"},
         headers=bearer(token),
     )  # fmt: skip
     assert r.status_code == 201, r.text
-    request_id = r.json()["request_id"]
+    approval_id = r.json()["approval_id"]
 
     admin = bearer(admin_token(http))
-    pending = http.get("/api/admin/credit-requests", headers=admin).json()["requests"]
-    assert request_id in [p["request_id"] for p in pending]
+    pending = http.get("/api/admin/approvals?kind=credits", headers=admin).json()["approvals"]
+    assert approval_id in [p["approval_id"] for p in pending]
+    hosts = http.get("/api/admin/approvals?kind=host_access", headers=admin).json()["approvals"]
+    assert approval_id not in [p["approval_id"] for p in hosts]
     decided = http.post(
-        f"/api/admin/credit-requests/{request_id}/decision",
+        f"/api/admin/approvals/{approval_id}/decision",
         json={"approve": True, "reason": "welcome to the table"}, headers=admin,
     )  # fmt: skip
-    assert decided.status_code == 200 and decided.json()["status"] == "approved"
+    # Approved and granted by the wallet in the one call (it is up).
+    assert decided.status_code == 200 and decided.json()["status"] == "applied", decided.text
     again = http.post(
-        f"/api/admin/credit-requests/{request_id}/decision", json={"approve": False},
+        f"/api/admin/approvals/{approval_id}/decision", json={"approve": False},
         headers=admin,
     )  # fmt: skip
     assert again.status_code == 409 and error_code(again) == "already_decided"
+    mine = http.get("/api/approvals", headers=bearer(token)).json()["approvals"]
+    assert [(m["approval_id"], m["status"]) for m in mine] == [(approval_id, "applied")]
+    trail = http.get(f"/api/admin/approvals/{approval_id}", headers=admin).json()
+    assert [(e["status"], e["reason"]) for e in trail["events"]] == [
+        ("pending", ""),
+        ("approved", "welcome to the table"),
+        ("applied", ""),
+    ]
     balance = http.get("/api/wallet", headers=bearer(token)).json()
     assert balance["balance"] == 1250 and balance["available"] == 1250
 
@@ -195,15 +206,15 @@ def test_credit_request_approved_by_admin_updates_balance(http: httpx.Client, un
 def test_host_request_approved_by_admin(http: httpx.Client, unique: str) -> None:
     player = sign_up(http, unique, "Host")
     token = player["access_token"]
-    r = http.post("/api/me/host-request", json={"note": "I run a barkada table"},
+    r = http.post("/api/approvals", json={"kind": "host_access", "note": "I run a barkada table"},
                   headers=bearer(token))  # fmt: skip
     assert r.status_code == 201, r.text
     admin = bearer(admin_token(http))
     decided = http.post(
-        f"/api/admin/host-requests/{r.json()['request_id']}/decision",
+        f"/api/admin/approvals/{r.json()['approval_id']}/decision",
         json={"approve": True}, headers=admin,
     )  # fmt: skip
-    assert decided.status_code == 200 and decided.json()["status"] == "approved"
+    assert decided.status_code == 200 and decided.json()["status"] == "applied"
     refreshed = http.post("/api/auth/refresh", json={"refresh_token": player["refresh_token"]})
     assert "host" in refreshed.json()["user"]["roles"]
     me = http.get("/api/me", headers=bearer(refreshed.json()["access_token"])).json()
@@ -217,21 +228,22 @@ def test_host_request_approved_by_admin(http: httpx.Client, unique: str) -> None
         ("/api/auth/sign-up", {"email": "a@b.c", "password": "x" * 12, "display_name": "A",
                                "roles": ["admin"]}),
         ("/api/auth/sign-in", ["not", "an", "object"]),
-        ("/api/wallet/credit-requests", {"amount": -5}),
-        ("/api/wallet/credit-requests", {"amount": "lots"}),
-        ("/api/wallet/credit-requests", {"amount": 10, "user_id": "someone-else"}),
+        ("/api/approvals", {"kind": "credits", "amount": -5}),
+        ("/api/approvals", {"kind": "credits", "amount": "lots"}),
+        ("/api/approvals", {"kind": "credits", "amount": 10, "user_id": "someone-else"}),
+        ("/api/approvals", {"kind": "everything", "amount": 10}),
     ],
 )  # fmt: skip
 def test_malformed_bodies_get_400_and_change_nothing(
     http: httpx.Client, unique: str, path: str, body: object
 ) -> None:
     token = sign_up(http, unique)["access_token"]
-    before = http.get("/api/wallet/credit-requests", headers=bearer(token)).json()
+    before = http.get("/api/approvals", headers=bearer(token)).json()
     r = http.post(path, json=body, headers=bearer(token))
     assert r.status_code == 400, r.text
     assert error_code(r) == "bad_request"
     assert r.json()["error"]["message"].startswith("invalid request")
-    assert http.get("/api/wallet/credit-requests", headers=bearer(token)).json() == before
+    assert http.get("/api/approvals", headers=bearer(token)).json() == before
     raw = http.post(
         path, content=b"{not json", headers=bearer(token) | {"content-type": "application/json"}
     )

@@ -13,12 +13,14 @@ from tests.e2e.test_accounts import PASSWORD, admin_token, bearer, error_code, s
 def _host(http: httpx.Client, unique: str) -> dict[str, Any]:
     person = sign_up(http, unique, "Hoster")
     asked = http.post(
-        "/api/me/host-request", json={"note": "e2e"}, headers=bearer(person["access_token"])
+        "/api/approvals",
+        json={"kind": "host_access", "note": "e2e"},
+        headers=bearer(person["access_token"]),
     )
     assert asked.status_code == 201, asked.text
     admin = bearer(admin_token(http))
     decided = http.post(
-        f"/api/admin/host-requests/{asked.json()['request_id']}/decision",
+        f"/api/admin/approvals/{asked.json()['approval_id']}/decision",
         json={"approve": True},
         headers=admin,
     )

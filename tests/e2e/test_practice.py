@@ -234,7 +234,7 @@ async def test_host_seats_bots_at_a_zero_bet_table_but_never_at_a_bet_table(
     host_request = await person.request_host("bots please")
     async with KalaroClient(stack.base_url) as admin:
         await admin.sign_in(ADMIN_EMAIL, ADMIN_PASSWORD)
-        await admin.decide_host_request(host_request.request_id, True)
+        await admin.decide(host_request.approval_id, True)
     await person.refresh()  # the new role is in the next access token
     assert "host" in person.user.roles
 

@@ -29,7 +29,7 @@ async def _host(stack: Stack, name: str, unique: str) -> KalaroClient:
     person = await signed_up(stack, name, unique)
     asked = await person.request_host("private games")
     root = await admin(stack)
-    await root.decide_host_request(asked.request_id, True)
+    await root.decide(asked.approval_id, True)
     await person.refresh()  # the new role is in the next access token
     assert "host" in person.user.roles and "admin" not in person.user.roles
     return person

@@ -1,4 +1,4 @@
-// Admin: pending credit and host requests (approve / reject with a reason), finding
+// Admin: requests to decide, every kind in one queue (approve / decline with a reason), finding
 // players by email or name, a picked player's ledger, and grants to the picked player.
 
 import * as api from "../api.js";
@@ -19,17 +19,23 @@ export function render(root, app) {
     mount(root, h("section.panel", {}, h("h1", {}, "Admin"), h("p", {}, "This page is for admins.")));
     return null;
   }
-  const creditList = h("ul.requests.admin#credit-requests");
-  const hostList = h("ul.requests.admin#host-requests");
+  // --- approvals: every request admins decide (host access, credits), one queue ------
+  const KIND_LABEL = { host_access: "Host access", credits: "Credits" };
+  const approvalList = h("ul.requests.admin#approvals", { "aria-live": "polite" });
+  const kindFilter = h("select#approval-kind", { "aria-label": "Show requests of kind", onchange: () => load() },
+    h("option", { value: "" }, "All kinds"),
+    h("option", { value: "credits" }, "Credits"),
+    h("option", { value: "host_access" }, "Host access"));
 
-  function decisionRow(r, kind, onDecide) {
+  function decisionRow(r) {
     const reason = h("input", { type: "text", maxlength: 500, placeholder: "Reason (optional)", "aria-label": `Reason for ${r.display_name || r.user_id}` });
     const decide = (approve) => async (e) => {
       const row = e.target.closest("li");
       for (const b of row.querySelectorAll("button")) b.disabled = true;
       try {
-        await onDecide(r.request_id, approve, reason.value.trim());
-        toast(approve ? "Approved." : "Rejected.");
+        const done = await api.decideApproval(r.approval_id, approve, reason.value.trim());
+        // Approved credits the wallet could not grant yet are granted when it is back.
+        toast(!approve ? "Declined." : done.status === "approved" ? "Approved; the credits follow shortly." : "Approved.");
         row.remove();
         load();
         app.refreshBalance();
@@ -38,31 +44,33 @@ export function render(root, app) {
         for (const b of row.querySelectorAll("button")) b.disabled = false;
       }
     };
-    // Credit requests carry only the user id; host requests also the display name.
     const who = r.display_name ? `${r.display_name} (${r.user_id})` : `user ${r.user_id}`;
-    return h("li.request", { dataset: { requestId: r.request_id, kind } },
+    const what = r.kind === "credits" ? `${credits(r.amount)} credits` : KIND_LABEL[r.kind] || r.kind;
+    return h("li.request", { dataset: { approvalId: r.approval_id, kind: r.kind } },
       h("div.request-info", {},
-        kind === "credit" ? h("strong.amount", {}, `${credits(r.amount)} credits`) : h("strong", {}, "Host access"),
+        h("span.badge.kind", {}, KIND_LABEL[r.kind] || r.kind),
+        " ",
+        r.kind === "credits" ? h("strong.amount", {}, what) : h("strong", {}, what),
         h("span", {}, ` for ${who}`),
         h("span.muted.small", {}, ` · ${when(r.created_at)}`),
         r.note ? h("p.note", {}, `“${r.note}”`) : null),
       h("div.request-actions", {},
         h("button.ghost.small.pick", { type: "button", onclick: () => pick({ user_id: r.user_id, display_name: r.display_name || "" }), "aria-label": `Show ${who}` }, "Player"),
         reason,
-        h("button.primary.approve", { type: "button", onclick: decide(true), "aria-label": `Approve ${kind} request of ${who}` }, "Approve"),
-        h("button.danger.reject", { type: "button", onclick: decide(false), "aria-label": `Reject ${kind} request of ${who}` }, "Reject")));
+        h("button.primary.approve", { type: "button", onclick: decide(true), "aria-label": `Approve ${what} for ${who}` }, "Approve"),
+        h("button.danger.decline", { type: "button", onclick: decide(false), "aria-label": `Decline ${what} for ${who}` }, "Decline")));
   }
 
   let shown = "";
   async function load() {
     try {
-      const [c, hr] = await Promise.all([api.adminCreditRequests(), api.adminHostRequests()]);
+      const kind = kindFilter.value || undefined;
+      const { approvals } = await api.adminApprovals(kind);
       // Polling re-draws only on change, so a reason being typed is never wiped.
-      const key = JSON.stringify([c, hr]);
+      const key = JSON.stringify([kind, approvals]);
       if (key === shown) return;
       shown = key;
-      mount(creditList, c.requests.length ? c.requests.map((r) => decisionRow(r, "credit", api.decideCreditRequest)) : h("li.muted", {}, "No pending credit requests."));
-      mount(hostList, hr.requests.length ? hr.requests.map((r) => decisionRow(r, "host", api.decideHostRequest)) : h("li.muted", {}, "No pending host requests."));
+      mount(approvalList, approvals.length ? approvals.map(decisionRow) : h("li.muted", {}, "Nothing waits for a decision."));
     } catch (err) {
       toast(err.message, "error");
     }
@@ -233,9 +241,9 @@ export function render(root, app) {
     h("section.admin", { "aria-labelledby": "admin-title" },
       h("div.section-head", {}, h("h1#admin-title", {}, "Admin"), h("button.ghost", { type: "button", onclick: () => load() }, "↻ Refresh"),
         h("a.ghost.button-link#fair-play-link", { href: "#/admin/fair-play" }, "Fair play")),
-      h("div.columns", {},
-        h("section.panel", { "aria-labelledby": "cr-title" }, h("h2#cr-title", {}, "Credit requests"), creditList),
-        h("section.panel", { "aria-labelledby": "hr-title" }, h("h2#hr-title", {}, "Host requests"), hostList)),
+      h("section.panel.approvals", { "aria-labelledby": "approvals-title" },
+        h("div.section-head", {}, h("h2#approvals-title", {}, "Requests to decide"), kindFilter),
+        approvalList),
       h("section.panel.find-players", { "aria-labelledby": "find-title" },
         h("h2#find-title", {}, "Find a player"),
         h("p.muted.small", {}, "Search by email or name, then pick a player to see their ledger and grant credits."),

@@ -6,6 +6,9 @@ import { formatDate, isoDate } from "../format.js";
 import { replayHref, short } from "./history.js";
 
 const POLL_MS = 4000;
+// Approved credits are granted by the wallet a moment later ("applied"): to the player
+// both are "approved"; "applied" is when the credits are in.
+const STATUS = { pending: "pending", approved: "approved", applied: "credited", declined: "declined", withdrawn: "withdrawn" };
 const KINDS = { welcome: "Welcome grant", grant: "Grant", adjust: "Adjustment", credit_request: "Credit request", settlement: "Hand" };
 
 export function render(root, app) {
@@ -43,12 +46,23 @@ export function render(root, app) {
 
   async function loadRequests() {
     try {
-      const { requests: list } = await api.myCreditRequests();
-      mount(requests, list.length ? list.map((r) => h("li", { dataset: { status: r.status } },
+      const { approvals: list } = await api.myApprovals("credits");
+      mount(requests, list.length ? list.map((r) => h("li", { dataset: { status: r.status, approvalId: r.approval_id } },
         h("span.amount", {}, credits(r.amount)),
-        h(`span.badge.${r.status}`, {}, r.status),
+        h(`span.badge.${r.status}`, {}, STATUS[r.status] || r.status),
         h("span.muted.small", {}, h("time", { datetime: isoDate(r.created_at) }, formatDate(r.created_at))),
-        r.reason ? h("span.small", {}, `— ${r.reason}`) : null)) : h("li.muted", {}, "No requests yet."));
+        r.reason ? h("span.small", {}, `— ${r.reason}`) : null,
+        r.status === "pending" ? h("button.ghost.small.withdraw", { type: "button", onclick: () => withdraw(r), "aria-label": `Withdraw the request for ${credits(r.amount)} credits` }, "Withdraw") : null)) : h("li.muted", {}, "No requests yet."));
+    } catch (err) {
+      toast(err.message, "error");
+    }
+  }
+
+  async function withdraw(r) {
+    try {
+      await api.withdrawApproval(r.approval_id);
+      toast("Request withdrawn.");
+      loadRequests();
     } catch (err) {
       toast(err.message, "error");
     }

@@ -16,6 +16,7 @@ import msgspec
 from kalaro.client.retry import DEFAULT_RETRY_SECONDS, Backoff, retryable
 from kalaro.client.transport import Transport
 from kalaro.client.wire import MAX_SIZE
+from kalaro.proto import approvals as ap
 from kalaro.proto import auth as a
 from kalaro.proto import lobby as lb
 from kalaro.proto import ranked as rk
@@ -183,8 +184,20 @@ class KalaroClient:
     async def me(self) -> a.UserProfile:
         return await self.call("GET", "/api/me", a.UserProfile)
 
-    async def request_host(self, note: str = "") -> a.HostRequest:
-        return await self.call("POST", "/api/me/host-request", a.HostRequest, {"note": note})
+    # --- approvals: what a player asks of admins ---------------------------------------
+    async def request_host(self, note: str = "") -> ap.Approval:
+        body = {"kind": "host_access", "note": note}
+        return await self.call("POST", "/api/approvals", ap.Approval, body)
+
+    async def request_credits(self, amount: int, note: str = "") -> ap.Approval:
+        body = {"kind": "credits", "amount": amount, "note": note}
+        return await self.call("POST", "/api/approvals", ap.Approval, body)
+
+    async def my_approvals(self, kind: str | None = None) -> ap.ApprovalList:
+        return await self.call("GET", "/api/approvals", ap.ApprovalList, kind=kind)
+
+    async def withdraw(self, approval_id: str) -> ap.Approval:
+        return await self.call("POST", f"/api/approvals/{approval_id}/withdraw", ap.Approval)
 
     # --- wallet -----------------------------------------------------------------------
     async def balance(self) -> w.Balance:
@@ -193,38 +206,29 @@ class KalaroClient:
     async def history(self, limit: int = 50, before: int | None = None) -> w.History:
         return await self.call("GET", "/api/wallet/history", w.History, limit=limit, before=before)
 
-    async def request_credits(self, amount: int, note: str = "") -> w.CreditRequest:
-        body = {"amount": amount, "note": note}
-        return await self.call("POST", "/api/wallet/credit-requests", w.CreditRequest, body)
-
     # --- admin ------------------------------------------------------------------------
-    async def credit_requests(self, status: str | None = "pending") -> w.CreditRequestList:
+    async def approvals(
+        self, kind: str | None = None, status: str | None = "pending"
+    ) -> ap.ApprovalList:
+        """The admins' queue: every kind unless ``kind`` says which."""
         return await self.call(
-            "GET", "/api/admin/credit-requests", w.CreditRequestList, status=status
+            "GET", "/api/admin/approvals", ap.ApprovalList, kind=kind, status=status
         )
 
-    async def decide_credit_request(
-        self, request_id: str, approve: bool, reason: str = ""
-    ) -> w.CreditRequest:
+    async def approval_trail(self, approval_id: str) -> ap.ApprovalTrail:
+        """One request and its audit trail (admins)."""
+        return await self.call("GET", f"/api/admin/approvals/{approval_id}", ap.ApprovalTrail)
+
+    async def decide(self, approval_id: str, approve: bool, reason: str = "") -> ap.Approval:
         body = {"approve": approve, "reason": reason}
-        path = f"/api/admin/credit-requests/{request_id}/decision"
-        return await self.call("POST", path, w.CreditRequest, body)
+        path = f"/api/admin/approvals/{approval_id}/decision"
+        return await self.call("POST", path, ap.Approval, body)
 
     async def grant(
         self, user_id: str, amount: int, reason: str, kind: str = "grant"
     ) -> w.Adjusted:
         body = {"user_id": user_id, "amount": amount, "reason": reason, "kind": kind}
         return await self.call("POST", "/api/admin/grants", w.Adjusted, body)
-
-    async def host_requests(self, status: str | None = "pending") -> a.HostRequestList:
-        return await self.call("GET", "/api/admin/host-requests", a.HostRequestList, status=status)
-
-    async def decide_host_request(
-        self, request_id: str, approve: bool, reason: str = ""
-    ) -> a.HostRequest:
-        body = {"approve": approve, "reason": reason}
-        path = f"/api/admin/host-requests/{request_id}/decision"
-        return await self.call("POST", path, a.HostRequest, body)
 
     async def audit(self) -> w.AuditReport:
         return await self.call("GET", "/api/admin/audit", w.AuditReport)

@@ -39,7 +39,6 @@ Password = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 Note = Annotated[str, msgspec.Meta(max_length=500)]
 Reason = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
-Credits = Annotated[int, msgspec.Meta(gt=0, le=1_000_000)]
 
 
 class _Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -84,12 +83,11 @@ class NewPasswordBody(_Strict, frozen=True, kw_only=True):
     password: Password
 
 
-class HostRequestBody(_Strict, frozen=True, kw_only=True):
-    note: Note = ""
+class ApprovalBody(_Strict, frozen=True, kw_only=True):
+    """Ask an admin: for host access (no amount), or for ``amount`` credits."""
 
-
-class CreditRequestBody(_Strict, frozen=True, kw_only=True):
-    amount: Credits
+    kind: Literal["host_access", "credits"]
+    amount: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0
     note: Note = ""
 
 

@@ -15,7 +15,6 @@ Role = Literal["player", "host", "admin", "bot"]
 #: Bot accounts live under this domain only: reserved (``.invalid`` never resolves), so
 #: no person can sign up with it and take a bot's name first.
 BOT_EMAIL_DOMAIN = "bots.kalaro.invalid"
-RequestStatus = Literal["pending", "approved", "rejected"]
 
 
 class UserProfile(msgspec.Struct, frozen=True, kw_only=True):
@@ -151,40 +150,6 @@ class PublicKeys(msgspec.Struct, frozen=True, kw_only=True):
     issuer: str
     audience: str
     algorithms: tuple[str, ...]
-
-
-class RequestHost(msgspec.Struct, frozen=True, kw_only=True):
-    user_id: str
-    note: str = ""
-
-
-class HostRequest(msgspec.Struct, frozen=True, kw_only=True):
-    request_id: str
-    user_id: str
-    display_name: str
-    note: str
-    status: RequestStatus
-    created_at: str
-    decided_by: str | None = None
-    decided_at: str | None = None
-    reason: str = ""
-
-
-class ListHostRequests(msgspec.Struct, frozen=True, kw_only=True):
-    status: RequestStatus | None = "pending"
-    limit: int = 50
-    offset: int = 0
-
-
-class HostRequestList(msgspec.Struct, frozen=True, kw_only=True):
-    requests: tuple[HostRequest, ...]
-
-
-class DecideHostRequest(msgspec.Struct, frozen=True, kw_only=True):
-    request_id: str
-    admin_id: str
-    approve: bool
-    reason: str = ""
 
 
 class UserRegistered(msgspec.Struct, frozen=True, kw_only=True):

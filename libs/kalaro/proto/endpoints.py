@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Generic, TypeVar
 
+from kalaro.proto import approvals as ap
 from kalaro.proto import auth as a
 from kalaro.proto import bots as b
 from kalaro.proto import engine as e
@@ -56,9 +57,15 @@ AUTH_REFRESH = Endpoint(s.AUTH_REFRESH, a.Refresh, a.TokenPair)
 AUTH_SIGN_OUT = Endpoint(s.AUTH_SIGN_OUT, a.SignOut, a.SignedOut)
 AUTH_PROFILE = Endpoint(s.AUTH_PROFILE, a.GetProfile, a.UserProfile, idempotent=True)
 AUTH_PUBLIC_KEYS = Endpoint(s.AUTH_PUBLIC_KEYS, a.GetPublicKeys, a.PublicKeys, idempotent=True)
-AUTH_REQUEST_HOST = Endpoint(s.AUTH_REQUEST_HOST, a.RequestHost, a.HostRequest)
-AUTH_LIST_HOST_REQUESTS = Endpoint(s.AUTH_LIST_HOST_REQUESTS, a.ListHostRequests, a.HostRequestList)
-AUTH_DECIDE_HOST_REQUEST = Endpoint(s.AUTH_DECIDE_HOST_REQUEST, a.DecideHostRequest, a.HostRequest)
+AUTH_REQUEST_APPROVAL = Endpoint(s.AUTH_REQUEST_APPROVAL, ap.RequestApproval, ap.Approval)
+AUTH_LIST_APPROVALS = Endpoint(
+    s.AUTH_LIST_APPROVALS, ap.ListApprovals, ap.ApprovalList, idempotent=True
+)
+AUTH_DECIDE_APPROVAL = Endpoint(s.AUTH_DECIDE_APPROVAL, ap.DecideApproval, ap.Approval)
+AUTH_WITHDRAW_APPROVAL = Endpoint(s.AUTH_WITHDRAW_APPROVAL, ap.WithdrawApproval, ap.Approval)
+AUTH_APPROVAL_TRAIL = Endpoint(
+    s.AUTH_APPROVAL_TRAIL, ap.GetApprovalTrail, ap.ApprovalTrail, idempotent=True
+)
 AUTH_SEARCH_USERS = Endpoint(s.AUTH_SEARCH_USERS, a.SearchUsers, a.UserSearchResult)
 AUTH_CREATE_BOT = Endpoint(s.AUTH_CREATE_BOT, a.CreateBot, a.UserProfile)
 
@@ -66,12 +73,9 @@ AUTH_CREATE_BOT = Endpoint(s.AUTH_CREATE_BOT, a.CreateBot, a.UserProfile)
 WALLET_WELCOME_GRANT = Endpoint(s.WALLET_WELCOME_GRANT, w.WelcomeGrant, w.WelcomeGranted)
 WALLET_BALANCE = Endpoint(s.WALLET_BALANCE, w.GetBalance, w.Balance, idempotent=True)
 WALLET_HISTORY = Endpoint(s.WALLET_HISTORY, w.GetHistory, w.History, idempotent=True)
-WALLET_REQUEST_CREDITS = Endpoint(s.WALLET_REQUEST_CREDITS, w.RequestCredits, w.CreditRequest)
-WALLET_LIST_CREDIT_REQUESTS = Endpoint(
-    s.WALLET_LIST_CREDIT_REQUESTS, w.ListCreditRequests, w.CreditRequestList
-)
-WALLET_DECIDE_CREDIT_REQUEST = Endpoint(
-    s.WALLET_DECIDE_CREDIT_REQUEST, w.DecideCreditRequest, w.CreditRequest
+# Keyed by the approval: a repeat (auth's retry) moves nothing and answers the first.
+WALLET_GRANT_APPROVED = Endpoint(
+    s.WALLET_GRANT_APPROVED, w.GrantApproved, w.Adjusted, idempotent=True
 )
 WALLET_ADJUST = Endpoint(s.WALLET_ADJUST, w.Adjust, w.Adjusted)
 WALLET_PLACE_HOLDS = Endpoint(s.WALLET_PLACE_HOLDS, w.PlaceHolds, w.HoldsPlaced, idempotent=True)

@@ -26,6 +26,9 @@ LINK_USED = "link_used"
 THROTTLED = "throttled"
 INSUFFICIENT_FUNDS = "insufficient_funds"
 ALREADY_DECIDED = "already_decided"
+# An approval asked to move where its state machine has no way (withdraw a decided
+# request, apply one not approved): services/auth/approval_states.py.
+ILLEGAL_TRANSITION = "illegal_transition"
 UNAVAILABLE = "unavailable"
 # The host removed this player from the table; they sit again only if the host allows.
 REMOVED_FROM_TABLE = "removed_from_table"
@@ -78,6 +81,7 @@ HTTP_STATUS: dict[str, int] = {
     CONFLICT: 409,
     EMAIL_TAKEN: 409,
     ALREADY_DECIDED: 409,
+    ILLEGAL_TRANSITION: 409,
     INSUFFICIENT_FUNDS: 409,
     NOT_REMOVED: 409,
     COMMITTED_ELSEWHERE: 409,

@@ -13,17 +13,17 @@ from typing import Any
 import msgspec
 
 from kalaro.games.registry import game_names, rules_for
-from kalaro.proto import api, auth, lobby, wallet, ws
+from kalaro.proto import api, approvals, auth, lobby, wallet, ws
 
 REST_TYPES: tuple[Any, ...] = (
     api.SignUpBody, api.SignInBody, api.GoogleSignInBody, api.RefreshBody,
-    api.HostRequestBody, api.CreditRequestBody, api.DecisionBody, api.AdjustBody,
+    api.ApprovalBody, api.DecisionBody, api.AdjustBody,
     api.CreateTableBody, api.SitBody, api.ReadyBody, api.LeaveAfterHandBody,
     api.RemovePlayerBody, api.ChatSettingBody, api.PracticeBody, api.AddBotBody,
     api.ErrorBody, api.PublicConfig,
-    auth.TokenPair, auth.UserProfile, auth.HostRequest, auth.HostRequestList,
-    wallet.Balance, wallet.History, wallet.CreditRequest, wallet.CreditRequestList,
-    wallet.Adjusted, wallet.AuditReport,
+    auth.TokenPair, auth.UserProfile,
+    approvals.Approval, approvals.ApprovalList, approvals.ApprovalTrail,
+    wallet.Balance, wallet.History, wallet.Adjusted, wallet.AuditReport,
     lobby.TableInfo, lobby.TableList, lobby.TableCreated,
 )  # fmt: skip
 

@@ -21,9 +21,12 @@ AUTH_REFRESH = "auth.refresh"
 AUTH_SIGN_OUT = "auth.sign_out"
 AUTH_PROFILE = "auth.profile"
 AUTH_PUBLIC_KEYS = "auth.public_keys"
-AUTH_REQUEST_HOST = "auth.host_requests.create"
-AUTH_LIST_HOST_REQUESTS = "auth.host_requests.list"
-AUTH_DECIDE_HOST_REQUEST = "auth.host_requests.decide"
+# The one approval workflow (host access, credits): services/auth/approvals.py.
+AUTH_REQUEST_APPROVAL = "auth.approvals.create"
+AUTH_LIST_APPROVALS = "auth.approvals.list"
+AUTH_DECIDE_APPROVAL = "auth.approvals.decide"  # admins
+AUTH_WITHDRAW_APPROVAL = "auth.approvals.withdraw"
+AUTH_APPROVAL_TRAIL = "auth.approvals.trail"  # admins
 AUTH_CREATE_BOT = "auth.bots.create"  # internal: the bots service only
 AUTH_SEARCH_USERS = "auth.users.search"  # admins
 # Broadcast (no reply): a session was signed out or its refresh token reused; gateways
@@ -34,9 +37,7 @@ AUTH_REVOKED = "auth.revoked"
 WALLET_WELCOME_GRANT = "wallet.welcome_grant"
 WALLET_BALANCE = "wallet.balance"
 WALLET_HISTORY = "wallet.history"
-WALLET_REQUEST_CREDITS = "wallet.credit_requests.create"
-WALLET_LIST_CREDIT_REQUESTS = "wallet.credit_requests.list"
-WALLET_DECIDE_CREDIT_REQUEST = "wallet.credit_requests.decide"
+WALLET_GRANT_APPROVED = "wallet.approved_grant"  # internal: auth applies approved credits
 WALLET_ADJUST = "wallet.adjust"
 WALLET_PLACE_HOLDS = "wallet.holds.place"
 WALLET_SETTLE = "wallet.settle"

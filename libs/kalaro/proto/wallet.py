@@ -12,8 +12,6 @@ from typing import Literal
 
 import msgspec
 
-RequestStatus = Literal["pending", "approved", "rejected"]
-
 
 class Balance(msgspec.Struct, frozen=True, kw_only=True):
     user_id: str
@@ -57,40 +55,16 @@ class History(msgspec.Struct, frozen=True, kw_only=True):
     next_before: int | None = None
 
 
-class RequestCredits(msgspec.Struct, frozen=True, kw_only=True):
+class GrantApproved(msgspec.Struct, frozen=True, kw_only=True):
+    """Internal (auth → wallet): credits an admin approved, granted house → player as one
+    ledger transaction keyed ``credit_request:<approval_id>``, so it happens exactly
+    once however often auth asks (a retry after the wallet was down)."""
+
+    approval_id: str
     user_id: str
     amount: int
-    note: str = ""
-
-
-class CreditRequest(msgspec.Struct, frozen=True, kw_only=True):
-    request_id: str
-    user_id: str
-    amount: int
-    note: str
-    status: RequestStatus
-    created_at: str
-    decided_by: str | None = None
-    decided_at: str | None = None
-    reason: str = ""
-
-
-class ListCreditRequests(msgspec.Struct, frozen=True, kw_only=True):
-    status: RequestStatus | None = "pending"
-    user_id: str | None = None
-    limit: int = 50
-    offset: int = 0
-
-
-class CreditRequestList(msgspec.Struct, frozen=True, kw_only=True):
-    requests: tuple[CreditRequest, ...]
-
-
-class DecideCreditRequest(msgspec.Struct, frozen=True, kw_only=True):
-    request_id: str
-    admin_id: str
-    approve: bool
-    reason: str = ""
+    admin_id: str  # who approved: the transaction's actor
+    memo: str = ""
 
 
 class Adjust(msgspec.Struct, frozen=True, kw_only=True):

@@ -95,7 +95,9 @@ def test_admin_approves_a_credit_request_and_the_balance_updates(
     admin = new_page(WIDE)
     sign_in(admin)
     admin.click("a[data-nav='admin']")
-    row = admin.locator("#credit-requests li.request", has_text=f"Friday game {unique}")
+    row = admin.locator(
+        "#approvals li.request[data-kind='credits']", has_text=f"Friday game {unique}"
+    )
     row.wait_for()
     shot(admin, screenshots, "04-admin-requests-wide")
     row.locator("input").fill("welcome to the club")
@@ -106,7 +108,7 @@ def test_admin_approves_a_credit_request_and_the_balance_updates(
     player.wait_for_function(
         "() => document.querySelector('#wallet-balance')?.textContent === '1,500'", timeout=15000
     )
-    player.wait_for_selector("#my-requests li[data-status='approved']")
+    player.wait_for_selector("#my-requests li[data-status='applied']")
     assert re.search(r"1,500", player.inner_text("#balance-amount"))
     assert "Credit request" in player.inner_text("#history")
     shot(player, screenshots, "05-wallet-approved-phone")
@@ -193,7 +195,9 @@ def test_host_request_approved_by_an_admin_unlocks_create_table(
     admin = new_page(WIDE)
     sign_in(admin)
     admin.click("a[data-nav='admin']")
-    row = admin.locator("#host-requests li.request", has_text=f"Friday group {unique}")
+    row = admin.locator(
+        "#approvals li.request[data-kind='host_access']", has_text=f"Friday group {unique}"
+    )
     expect(row).to_contain_text(f"Hana {unique[:4]}")
     row.locator("button.approve").click()
     row.wait_for(state="detached")

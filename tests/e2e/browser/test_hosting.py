@@ -33,11 +33,13 @@ def _make_host(page: Any, stack: Stack, unique: str, name: str) -> None:
     expect(page.locator(".hosting")).to_contain_text("Request sent")
     with httpx.Client(base_url=stack.base_url, timeout=15) as http:
         admin = bearer(admin_token(http))
-        pending = http.get("/api/admin/host-requests", headers=admin).json()["requests"]
+        pending = http.get("/api/admin/approvals?kind=host_access", headers=admin).json()[
+            "approvals"
+        ]
         mine = [r for r in pending if r["note"] == f"hosting test {unique}"]
         assert len(mine) == 1, pending
         decided = http.post(
-            f"/api/admin/host-requests/{mine[0]['request_id']}/decision",
+            f"/api/admin/approvals/{mine[0]['approval_id']}/decision",
             json={"approve": True},
             headers=admin,
         )

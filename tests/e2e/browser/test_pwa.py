@@ -97,9 +97,9 @@ def test_welcome_banner_shows_the_grant_after_an_approval(
         async def approve(note: str = f"note-{tag}-{unique}") -> None:
             async with KalaroClient(stack.base_url) as admin:
                 await admin.sign_in(ADMIN_EMAIL, ADMIN_PASSWORD)
-                pending = (await admin.credit_requests("pending")).requests
+                pending = (await admin.approvals("credits")).approvals
                 (mine,) = [r for r in pending if r.note == note]
-                await admin.decide_credit_request(mine.request_id, True)
+                await admin.decide(mine.approval_id, True)
 
         with ThreadPoolExecutor(1) as pool:
             pool.submit(asyncio.run, approve()).result(timeout=60)

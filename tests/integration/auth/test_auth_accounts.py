@@ -305,9 +305,11 @@ async def test_malformed_bodies_get_bad_request_and_change_nothing(auth: AuthHar
         (subjects.AUTH_SIGN_IN, b'{"email": "x y@z", "password": "p"}', "valid email"),
         (subjects.AUTH_REFRESH, b'{"refresh_token": null}', "malformed"),
         (subjects.AUTH_GOOGLE_SIGN_IN, b'{"id_token": ["a"]}', "malformed"),
-        (subjects.AUTH_DECIDE_HOST_REQUEST, b'{"request_id": "r", "admin_id": "a"}', "malformed"),
-        (subjects.AUTH_LIST_HOST_REQUESTS, b'{"status": "maybe"}', "malformed"),
-        (subjects.AUTH_LIST_HOST_REQUESTS, b'{"limit": 0}', "limit"),
+        (subjects.AUTH_DECIDE_APPROVAL, b'{"approval_id": "r", "admin_id": "a"}', "malformed"),
+        (subjects.AUTH_LIST_APPROVALS, b'{"status": "maybe"}', "malformed"),
+        (subjects.AUTH_LIST_APPROVALS, b'{"kind": "everything"}', "malformed"),
+        (subjects.AUTH_LIST_APPROVALS, b'{"limit": 0}', "limit"),
+        (subjects.AUTH_REQUEST_APPROVAL, b'{"user_id": "u", "kind": "credits"}', "amount"),
     ]
     for subject, body, words in cases:
         reply = await auth.nc.request(subject, body, timeout=5)

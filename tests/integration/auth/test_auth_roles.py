@@ -1,4 +1,5 @@
-"""Roles: host requests decided by admins, and the first admin (settings or CLI)."""
+"""Roles: the first admin (settings or CLI). Host access is asked for and granted through
+the approval workflow: test_auth_approvals.py."""
 
 from __future__ import annotations
 
@@ -14,20 +15,9 @@ from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.auth import (
-    DecideHostRequest,
-    GetProfile,
-    GetPublicKeys,
-    HostRequest,
-    HostRequestList,
-    ListHostRequests,
-    PublicKeys,
-    Refresh,
-    RequestHost,
     SignIn,
     TokenPair,
-    UserProfile,
 )
-from kalaro.tokens import verify_access_token
 from services.auth.accounts import ensure_admin
 from tests.integration.auth.harness import PASSWORD, AuthHarness
 
@@ -37,121 +27,6 @@ ROOT = Path(__file__).resolve().parents[3]
 async def _admin(auth: AuthHarness) -> str:
     account = await ensure_admin(auth.deps.engine, auth.deps.passwords, auth.email("admin"))
     return account.user_id
-
-
-async def test_host_request_approved_by_an_admin(auth: AuthHarness) -> None:
-    admin_id = await _admin(auth)
-    player = await auth.sign_up(name="Aling Nena")
-    user_id = player.user.user_id
-
-    asked = await auth.call(
-        subjects.AUTH_REQUEST_HOST,
-        RequestHost(user_id=user_id, note=" I run Friday games "),
-        HostRequest,
-    )
-    assert (asked.status, asked.note, asked.display_name) == (
-        "pending",
-        "I run Friday games",
-        "Aling Nena",
-    )
-    again = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
-    assert again.request_id == asked.request_id  # asking twice: the same request
-
-    pending = await auth.call(subjects.AUTH_LIST_HOST_REQUESTS, ListHostRequests(), HostRequestList)
-    assert [r.request_id for r in pending.requests] == [asked.request_id]
-
-    # A player cannot decide, not even their own request.
-    err = await auth.refused(
-        subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(request_id=asked.request_id, admin_id=user_id, approve=True),
-        HostRequest,
-    )
-    assert err.code == codes.FORBIDDEN
-    err = await auth.refused(
-        subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(request_id=asked.request_id, admin_id="no-such-admin", approve=True),
-        HostRequest,
-    )
-    assert err.code == codes.FORBIDDEN
-    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user_id), UserProfile)
-    assert profile.roles == ("player",)
-
-    decided = await auth.call(
-        subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(
-            request_id=asked.request_id, admin_id=admin_id, approve=True, reason="welcome"
-        ),
-        HostRequest,
-    )
-    assert (decided.status, decided.decided_by, decided.reason) == ("approved", admin_id, "welcome")
-    assert decided.decided_at is not None
-    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user_id), UserProfile)
-    assert profile.roles == ("player", "host")
-
-    # The next refresh carries the new role in the access token.
-    keys = await auth.call(subjects.AUTH_PUBLIC_KEYS, GetPublicKeys(), PublicKeys)
-    fresh = await auth.call(
-        subjects.AUTH_REFRESH, Refresh(refresh_token=player.refresh_token), TokenPair
-    )
-    claims = verify_access_token(fresh.access_token, list(keys.keys), keys.issuer, keys.audience)
-    assert claims.roles == ("player", "host")
-
-    err = await auth.refused(
-        subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(request_id=asked.request_id, admin_id=admin_id, approve=False),
-        HostRequest,
-    )
-    assert err.code == codes.ALREADY_DECIDED
-    err = await auth.refused(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
-    assert err.code == codes.CONFLICT
-    history = await auth.call(
-        subjects.AUTH_LIST_HOST_REQUESTS, ListHostRequests(status="approved"), HostRequestList
-    )
-    assert [r.request_id for r in history.requests] == [asked.request_id]
-    assert (
-        await auth.call(subjects.AUTH_LIST_HOST_REQUESTS, ListHostRequests(), HostRequestList)
-    ).requests == ()
-
-
-async def test_rejected_request_leaves_roles_and_allows_asking_again(auth: AuthHarness) -> None:
-    admin_id = await _admin(auth)
-    player = await auth.sign_up()
-    user_id = player.user.user_id
-    asked = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
-    rejected = await auth.call(
-        subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(
-            request_id=asked.request_id, admin_id=admin_id, approve=False, reason="not yet"
-        ),
-        HostRequest,
-    )
-    assert (rejected.status, rejected.reason) == ("rejected", "not yet")
-    profile = await auth.call(subjects.AUTH_PROFILE, GetProfile(user_id=user_id), UserProfile)
-    assert profile.roles == ("player",)
-    again = await auth.call(subjects.AUTH_REQUEST_HOST, RequestHost(user_id=user_id), HostRequest)
-    assert again.request_id != asked.request_id and again.status == "pending"
-    err = await auth.refused(
-        subjects.AUTH_DECIDE_HOST_REQUEST,
-        DecideHostRequest(request_id="no-such-request", admin_id=admin_id, approve=True),
-        HostRequest,
-    )
-    assert err.code == codes.NOT_FOUND
-    err = await auth.refused(subjects.AUTH_REQUEST_HOST, RequestHost(user_id="nobody"), HostRequest)
-    assert err.code == codes.NOT_FOUND
-
-
-async def test_racing_host_requests_make_one(auth: AuthHarness) -> None:
-    player = await auth.sign_up()
-    replies = await asyncio.gather(
-        *(
-            auth.call(
-                subjects.AUTH_REQUEST_HOST, RequestHost(user_id=player.user.user_id), HostRequest
-            )
-            for _ in range(5)
-        )
-    )
-    assert len({r.request_id for r in replies}) == 1
-    assert await auth.count("auth_host_requests") == 1
 
 
 async def test_admin_from_settings_is_created_once_and_never_overwritten(

@@ -19,11 +19,11 @@ from nats.aio.msg import Msg
 from kalaro.bus import RemoteError, request
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
+from kalaro.proto.approvals import RequestApproval
 from kalaro.proto.auth import (
     BOT_EMAIL_DOMAIN,
     CreateBot,
     EmailVerified,
-    RequestHost,
     SignIn,
     SignUp,
     SignUpAccepted,
@@ -101,7 +101,10 @@ async def test_a_bot_is_created_once_and_signs_in_with_the_bot_role(
     heard_of = [msgspec.json.decode(m.data)["email"] for m in announced]
     assert heard_of == [person]
     error = await refused(
-        nc, subjects.AUTH_REQUEST_HOST, RequestHost(user_id=profile.user_id), object
+        nc,
+        subjects.AUTH_REQUEST_APPROVAL,
+        RequestApproval(user_id=profile.user_id, kind="host_access"),
+        object,
     )
     assert error.code == codes.FORBIDDEN
 

@@ -69,6 +69,7 @@ def _url(path: str, table_id: str) -> str:
     return (
         path.replace("{table_id}", table_id)
         .replace("{request_id}", "cr_1")
+        .replace("{approval_id}", "ap_1")
         .replace("{user_id}", "u_1")
         .replace("{game}", "tongits")
         .replace("{hand_id}", "h_1")

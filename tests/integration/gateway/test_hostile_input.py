@@ -87,8 +87,9 @@ async def test_huge_integers_in_the_query_are_a_400(
             (f"/api/wallet/history?before={huge}", player),
             ("/api/wallet/history?before=-1", player),
             (f"/api/wallet/history?limit={huge}", player),
-            (f"/api/admin/credit-requests?offset={huge}", admin),
-            (f"/api/admin/host-requests?offset={huge}", admin),
+            (f"/api/admin/approvals?offset={huge}", admin),
+            ("/api/admin/approvals?kind=everything", admin),
+            ("/api/admin/approvals?status=lost", admin),
             (f"/api/tables/?limit={huge}", player),
         ):
             assert_bad_request(await http.get(path, headers=headers))

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from kalaro.proto.history import StoredHand
 from kalaro.sql import create_engine
 from kalaro.sql_migrations import AlembicSchema
+from services.auth import approval_store
 from services.auth import store as auth_store
 from services.auth.schema import SCHEMA as AUTH
 from services.auth.schema import migrate_auth
@@ -134,11 +135,15 @@ async def _check_auth(engine: AsyncEngine, unique: str, steps: int) -> None:
             account = await auth_store.account_by_email(conn, f"{unique}{suffix}@example.com")
             assert account is not None, suffix
             verified[suffix] = account.email_verified
-        pending = await auth_store.pending_host_request(conn, f"{unique}p")
+        pending = await approval_store.pending_host_access(conn, f"{unique}p")
     # Revision 0002's UPDATE verifies Google-linked and admin accounts (a database
     # bridged at step 2 or later ran it before it held these rows).
     assert verified == {"g": steps < 2, "p": False, "a": steps < 2}
-    assert pending is not None and pending.note == "let me host"
+    # Revision 0004 moved the host request into the one approval workflow.
+    assert pending is not None and (pending.note, pending.display_name) == (
+        "let me host",
+        f"{unique}p",
+    )
 
 
 # --- wallet ---------------------------------------------------------------------------

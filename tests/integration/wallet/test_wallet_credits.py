@@ -1,4 +1,5 @@
-"""Credits in: the welcome grant, credit requests, admin grants and adjustments, history."""
+"""Credits in: the welcome grant, approved grants (auth's approval workflow), admin grants
+and adjustments, history."""
 
 from __future__ import annotations
 
@@ -14,17 +15,13 @@ from kalaro.proto.wallet import (
     Adjust,
     Adjusted,
     Balance,
-    CreditRequest,
-    CreditRequestList,
-    DecideCreditRequest,
     GetBalance,
     GetHistory,
+    GrantApproved,
     History,
     HoldRequest,
     HoldsPlaced,
-    ListCreditRequests,
     PlaceHolds,
-    RequestCredits,
     WelcomeGrant,
     WelcomeGranted,
 )
@@ -72,115 +69,53 @@ async def test_balance_of_a_stranger_is_zero_and_creates_nothing(
     assert (await wallet.audit()).accounts == before.accounts
 
 
-async def test_credit_request_approve_reject_and_decide_once(wallet: Wallet, unique: str) -> None:
+async def test_an_approved_grant_moves_credits_exactly_once_however_often_asked(
+    wallet: Wallet, unique: str
+) -> None:
+    """Auth's approval workflow asks again after a timeout or a wallet restart: the
+    grant is keyed by the approval, so racing and repeated asks make one transaction."""
     user = f"{unique}-asker"
-    asked = await wallet.call(
-        subjects.WALLET_REQUEST_CREDITS,
-        RequestCredits(user_id=user, amount=300, note="ran dry"),
-        CreditRequest,
+    ask = GrantApproved(
+        approval_id=f"{unique}-ap", user_id=user, amount=300, admin_id=ADMIN, memo="ok"
     )
-    assert (asked.status, asked.amount, asked.note) == ("pending", 300, "ran dry")
-    pending = await wallet.call(
-        subjects.WALLET_LIST_CREDIT_REQUESTS, ListCreditRequests(user_id=user), CreditRequestList
+    answers = await asyncio.gather(
+        *(wallet.call(subjects.WALLET_GRANT_APPROVED, ask, Adjusted) for _ in range(6))
     )
-    assert [r.request_id for r in pending.requests] == [asked.request_id]
-
-    # Two admins click at once: exactly one decision lands, the other is told so.
-    decisions = await asyncio.gather(
-        *(
-            wallet.call(
-                subjects.WALLET_DECIDE_CREDIT_REQUEST,
-                DecideCreditRequest(
-                    request_id=asked.request_id, admin_id=f"admin-{i}", approve=True, reason="ok"
-                ),
-                CreditRequest,
-            )
-            for i in range(3)
-        ),
-        return_exceptions=True,
-    )
-    approved = [d for d in decisions if isinstance(d, CreditRequest)]
-    refused = [d for d in decisions if isinstance(d, RemoteError)]
-    assert len(approved) == 1 and len(refused) == 2
-    assert all(r.code == codes.ALREADY_DECIDED for r in refused)
-    assert approved[0].status == "approved" and approved[0].decided_by is not None
+    assert len({a.tx_id for a in answers}) == 1
+    assert sum(not a.repeated for a in answers) == 1
     assert (await wallet.balance(user)).balance == 300
+    again = await wallet.call(subjects.WALLET_GRANT_APPROVED, ask, Adjusted)
+    assert (again.repeated, again.tx_id, again.balance.balance) == (True, answers[0].tx_id, 300)
     history = await wallet.call(subjects.WALLET_HISTORY, GetHistory(user_id=user), History)
     assert [(e.kind, e.amount, e.memo) for e in history.entries] == [("credit_request", 300, "ok")]
-
-    second = await wallet.call(
-        subjects.WALLET_REQUEST_CREDITS, RequestCredits(user_id=user, amount=5000), CreditRequest
-    )
-    rejected = await wallet.call(
-        subjects.WALLET_DECIDE_CREDIT_REQUEST,
-        DecideCreditRequest(
-            request_id=second.request_id, admin_id=ADMIN, approve=False, reason="too much"
-        ),
-        CreditRequest,
-    )
-    assert (rejected.status, rejected.decided_by, rejected.reason) == (
-        "rejected",
-        ADMIN,
-        "too much",
-    )
-    assert (await wallet.balance(user)).balance == 300  # a rejection moves nothing
-    err = await _error(
-        wallet.call(
-            subjects.WALLET_DECIDE_CREDIT_REQUEST,
-            DecideCreditRequest(request_id=second.request_id, admin_id=ADMIN, approve=True),
-            CreditRequest,
+    async with wallet.engine.connect() as conn:
+        actor = await conn.scalar(
+            select(transactions.c.actor).where(transactions.c.id == answers[0].tx_id)
         )
-    )
-    assert err.code == codes.ALREADY_DECIDED and "rejected" in err.message
-    assert (await wallet.balance(user)).balance == 300
-
-    by_status = {
-        status: await wallet.call(
-            subjects.WALLET_LIST_CREDIT_REQUESTS,
-            ListCreditRequests(status=status, user_id=user),
-            CreditRequestList,
-        )
-        for status in ("pending", "approved", "rejected")
-    }
-    assert [len(by_status[s].requests) for s in ("pending", "approved", "rejected")] == [0, 1, 1]
-    everything = await wallet.call(
-        subjects.WALLET_LIST_CREDIT_REQUESTS,
-        ListCreditRequests(status=None, user_id=user),
-        CreditRequestList,
-    )
-    assert [r.request_id for r in everything.requests] == [asked.request_id, second.request_id]
+    assert actor == ADMIN  # who approved is the ledger's actor
     await wallet.assert_books_balance()
 
 
-async def test_credit_request_limits_and_unknown_ids(wallet: Wallet, unique: str) -> None:
+async def test_an_approved_grant_refuses_bad_input(wallet: Wallet, unique: str) -> None:
     user = f"{unique}-asker"
     for amount in (0, -5, MAX_CREDIT_REQUEST + 1):
         err = await _error(
             wallet.call(
-                subjects.WALLET_REQUEST_CREDITS,
-                RequestCredits(user_id=user, amount=amount),
-                CreditRequest,
+                subjects.WALLET_GRANT_APPROVED,
+                GrantApproved(approval_id="ap", user_id=user, amount=amount, admin_id=ADMIN),
+                Adjusted,
             )
         )
         assert err.code == codes.BAD_REQUEST and "amount must be between" in err.message
     err = await _error(
         wallet.call(
-            subjects.WALLET_DECIDE_CREDIT_REQUEST,
-            DecideCreditRequest(request_id="no-such-request", admin_id=ADMIN, approve=True),
-            CreditRequest,
-        )
-    )
-    assert err.code == codes.NOT_FOUND
-    listed = await wallet.call(
-        subjects.WALLET_LIST_CREDIT_REQUESTS, ListCreditRequests(user_id=user), CreditRequestList
-    )
-    assert listed.requests == ()
-    err = await _error(
-        wallet.call(
-            subjects.WALLET_LIST_CREDIT_REQUESTS, ListCreditRequests(limit=0), CreditRequestList
+            subjects.WALLET_GRANT_APPROVED,
+            GrantApproved(approval_id="", user_id=user, amount=5, admin_id=ADMIN),
+            Adjusted,
         )
     )
     assert err.code == codes.BAD_REQUEST
+    assert (await wallet.balance(user)).balance == 0
 
 
 async def test_admin_grant_and_adjust_record_who_when_why(wallet: Wallet, unique: str) -> None:

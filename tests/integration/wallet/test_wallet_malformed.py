@@ -10,7 +10,7 @@ from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.errors import ErrorReply
 from kalaro.proto.wallet import GetHistory, History, HoldRequest, HoldsPlaced, PlaceHolds
-from services.wallet.schema import credit_requests, holds, settlements, transactions
+from services.wallet.schema import holds, settlements, transactions
 from tests.integration.wallet.wallet_helpers import Wallet
 
 # (subject, raw body, a phrase the error message must contain)
@@ -23,11 +23,17 @@ _MALFORMED = [
     (subjects.WALLET_WELCOME_GRANT, b'{"user_id": "@house"}', "reserved"),
     (subjects.WALLET_HISTORY, b'{"user_id": "u", "limit": 0}', "limit must be between"),
     (subjects.WALLET_HISTORY, b'{"user_id": "u", "limit": "ten"}', "Expected `int`"),
-    (subjects.WALLET_REQUEST_CREDITS, b'{"user_id": "u", "amount": "100"}', "Expected `int`"),
-    (subjects.WALLET_REQUEST_CREDITS, b'{"user_id": "u", "amount": 1e400}', "malformed"),
-    (subjects.WALLET_REQUEST_CREDITS, b'{"user_id": "u", "amount": -1}', "amount must be"),
-    (subjects.WALLET_LIST_CREDIT_REQUESTS, b'{"status": "lost"}', "Invalid enum value"),
-    (subjects.WALLET_DECIDE_CREDIT_REQUEST, b'{"request_id": "r"}', "missing required field"),
+    (subjects.WALLET_GRANT_APPROVED, b'{"approval_id": "a"}', "missing required field"),
+    (
+        subjects.WALLET_GRANT_APPROVED,
+        b'{"approval_id": "a", "user_id": "u", "amount": "100", "admin_id": "x"}',
+        "Expected `int`",
+    ),
+    (
+        subjects.WALLET_GRANT_APPROVED,
+        b'{"approval_id": "a", "user_id": "u", "amount": -1, "admin_id": "x"}',
+        "amount must be",
+    ),
     (subjects.WALLET_ADJUST, b'{"admin_id": "a", "user_id": "u", "amount": 5}', "`reason`"),
     (
         subjects.WALLET_ADJUST,
@@ -60,7 +66,7 @@ async def _snapshot(wallet: Wallet, users: list[str]) -> object:
     async with wallet.engine.connect() as conn:
         counts = [
             await conn.scalar(select(func.count()).select_from(t))
-            for t in (transactions, holds, settlements, credit_requests)
+            for t in (transactions, holds, settlements)
         ]
     return (
         await wallet.audit(),

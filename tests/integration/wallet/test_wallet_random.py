@@ -28,15 +28,13 @@ from kalaro.proto import subjects
 from kalaro.proto.wallet import (
     Adjust,
     Adjusted,
-    CreditRequest,
-    DecideCreditRequest,
     GetHistory,
+    GrantApproved,
     History,
     HoldRequest,
     HoldsPlaced,
     Payment,
     PlaceHolds,
-    RequestCredits,
     SettleHand,
     Settlement,
     VoidHand,
@@ -80,7 +78,7 @@ class _Run:
             (5, self.welcome),
             (8, self.grant),
             (5, self.take_back),
-            (5, self.credit_request),
+            (5, self.approved_grant),
             (25, self.deal),
             (18, self.settle),
             (6, self.void),
@@ -156,22 +154,17 @@ class _Run:
             assert reply.balance.available >= 0
             self.model.issued -= amount
 
-    async def credit_request(self) -> None:
+    async def approved_grant(self) -> None:
+        """Auth applies an approved credit request, sometimes twice (a retry): once."""
         user, amount = self.rng.choice(self.players), self.rng.randint(1, 300)
-        approve = self.rng.random() < 0.6
-        asked = await self.wallet.call(
-            subjects.WALLET_REQUEST_CREDITS,
-            RequestCredits(user_id=user, amount=amount),
-            CreditRequest,
+        ask = GrantApproved(
+            approval_id=f"ap-{next(self.hands)}", user_id=user, amount=amount, admin_id=ADMIN
         )
-        decided = await self.wallet.call(
-            subjects.WALLET_DECIDE_CREDIT_REQUEST,
-            DecideCreditRequest(request_id=asked.request_id, admin_id=ADMIN, approve=approve),
-            CreditRequest,
-        )
-        assert decided.status == ("approved" if approve else "rejected")
-        if approve:
-            self.model.issued += amount
+        first = await self.wallet.call(subjects.WALLET_GRANT_APPROVED, ask, Adjusted)
+        if self.rng.random() < 0.3:
+            again = await self.wallet.call(subjects.WALLET_GRANT_APPROVED, ask, Adjusted)
+            assert (again.repeated, again.tx_id) == (True, first.tx_id)
+        self.model.issued += amount
 
     async def deal(self) -> None:
         seats = self.rng.sample(self.players, self.rng.randint(2, 4))

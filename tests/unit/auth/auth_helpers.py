@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kalaro.bus import ServiceError
-from services.auth.records import Account, EmailToken, HostRequestRecord, RefreshToken
+from services.auth.records import Account, EmailToken, RefreshToken
 
 NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 STRONG = "Tamarind-Kite-42"
@@ -50,22 +50,6 @@ def email_token(**changes: Any) -> EmailToken:
     }
     fields.update(changes)
     return EmailToken(**fields)
-
-
-def host_request(**changes: Any) -> HostRequestRecord:
-    fields: dict[str, Any] = {
-        "request_id": "r1",
-        "user_id": "u_ana",
-        "display_name": "Ana",
-        "note": "I run the Friday table",
-        "status": "pending",
-        "created_at": NOW_MS,
-        "decided_by": None,
-        "decided_at": None,
-        "reason": "",
-    }
-    fields.update(changes)
-    return HostRequestRecord(**fields)
 
 
 def refused(code: str, call: object, *args: object, **kw: object) -> str:

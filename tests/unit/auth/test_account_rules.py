@@ -10,7 +10,7 @@ from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
 from kalaro.proto.auth import BOT_EMAIL_DOMAIN, Role
 from services.auth import addresses, rules
-from tests.unit.auth.auth_helpers import NOW_MS, STRONG, account, host_request, refused
+from tests.unit.auth.auth_helpers import STRONG, account, refused
 
 BOT_EMAIL = f"seven@{BOT_EMAIL_DOMAIN}"
 BOT_SECRET = "x" * rules.MIN_BOT_PASSWORD
@@ -142,13 +142,6 @@ def test_notes_and_reasons() -> None:
     assert refused(codes.BAD_REQUEST, rules.clean_note, long, "reasons").startswith("reasons")
 
 
-def test_host_decisions() -> None:
-    assert rules.decision_status(True) == "approved"
-    assert rules.decision_status(False) == "rejected"
-    err = rules.already_decided(host_request(status="rejected"))
-    assert (err.code, err.message) == (codes.ALREADY_DECIDED, "this request was already rejected")
-
-
 def test_paging_limits() -> None:
     rules.check_list_page(rules.MAX_LIST, 0)
     for limit, offset in ((0, 0), (rules.MAX_LIST + 1, 0), (10, -1)):
@@ -185,11 +178,3 @@ def test_a_profile_shows_no_credentials() -> None:
 def test_the_welcome_event_names_the_new_account() -> None:
     event = rules.registered(account())
     assert (event.user_id, event.email, event.display_name) == ("u_ana", "ana@example.com", "Ana")
-
-
-def test_host_request_view() -> None:
-    decided = host_request(status="approved", decided_by="u_boss", decided_at=NOW_MS + 1)
-    view = rules.host_request_view(decided)
-    assert (view.status, view.decided_by) == ("approved", "u_boss")
-    assert view.decided_at == "2026-01-01T00:00:00.001+00:00"
-    assert rules.host_request_view(host_request()).decided_at is None

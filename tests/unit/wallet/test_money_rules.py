@@ -8,7 +8,7 @@ import pytest
 
 from kalaro.bus import ServiceError
 from kalaro.proto import errors as codes
-from kalaro.proto.wallet import Balance, CreditRequest, HoldRequest, HoldsPlaced, Payment
+from kalaro.proto.wallet import Balance, HoldRequest, HoldsPlaced, Payment
 from services.wallet import rules
 from services.wallet.rules import MAX_AMOUNT, MAX_TEXT, Account
 
@@ -66,28 +66,13 @@ def test_welcome_amount_out_of_range_is_a_bug_not_a_refusal() -> None:
         rules.check_welcome("@house", 10)
 
 
-def test_credit_requests_and_decisions() -> None:
-    rules.check_credit_request("ana", rules.MAX_CREDIT_REQUEST, "please")
+def test_approved_grants() -> None:
+    rules.check_approved_grant("ap1", "ana", rules.MAX_CREDIT_REQUEST, "boss", "ok")
     for amount in (0, rules.MAX_CREDIT_REQUEST + 1):
         with _refused(codes.BAD_REQUEST, "amount must be between 1"):
-            rules.check_credit_request("ana", amount, "")
+            rules.check_approved_grant("ap1", "ana", amount, "boss", "")
     with _refused(codes.BAD_REQUEST, "admin_id"):
-        rules.check_decision("r1", "@root", "")
-    assert rules.refuse_decided("r1", None).code == codes.NOT_FOUND
-    earlier = CreditRequest(
-        request_id="r1",
-        user_id="ana",
-        amount=5,
-        note="",
-        status="approved",
-        created_at="t0",
-        decided_by="boss",
-        decided_at="t1",
-        reason="",
-    )
-    refusal = rules.refuse_decided("r1", earlier)
-    assert refusal.code == codes.ALREADY_DECIDED
-    assert "already approved by boss at t1" in refusal.message
+        rules.check_approved_grant("ap1", "ana", 5, "@root", "")
 
 
 @pytest.mark.parametrize(
