@@ -5,7 +5,7 @@
 // online; the cache is only the fallback. The API, the WebSocket and the API docs are
 // never cached (balances, tables and tokens must always be live).
 
-const CACHE = "kalaro-shell-v3";
+const CACHE = "kalaro-shell-v4";
 const OFFLINE = "offline.html";
 const SHELL = [
   "./", "index.html", "offline.html", "manifest.webmanifest",
