@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 from litestar import Litestar
@@ -139,10 +139,15 @@ def document_limits(app: Litestar) -> None:
     ``services.gateway.schema`` writes."""
     doc = app.openapi_schema
     bodies = {
-        handler.parsed_data_field.annotation
+        body
         for _, handler in _documented(app)
         if handler.parsed_data_field is not None
-        and isinstance(handler.parsed_data_field.annotation, type)
+        # A body that is one of several Structs (told apart by a tag): each of them.
+        for body in (
+            get_args(handler.parsed_data_field.annotation)
+            or (handler.parsed_data_field.annotation,)
+        )
+        if isinstance(body, type)
     }
     schemas = doc.components.schemas if doc.components and doc.components.schemas else {}
     _, exact = msgspec.json.schema_components(

@@ -35,8 +35,13 @@ class ApprovalsController(Controller):
         claims: Claims,
         data: JSONBody[api.ApprovalBody],
     ) -> ap.Approval:
+        kind: ap.ApprovalKind
+        if isinstance(data, api.CreditsBody):
+            kind, amount = "credits", data.amount
+        else:
+            kind, amount = "host_access", 0
         message = ap.RequestApproval(
-            user_id=claims.user_id, kind=data.kind, amount=data.amount, note=data.note
+            user_id=claims.user_id, kind=kind, amount=amount, note=data.note
         )
         return await forward(request, endpoints.AUTH_REQUEST_APPROVAL, message)
 

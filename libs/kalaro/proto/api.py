@@ -83,12 +83,22 @@ class NewPasswordBody(_Strict, frozen=True, kw_only=True):
     password: Password
 
 
-class ApprovalBody(_Strict, frozen=True, kw_only=True):
-    """Ask an admin: for host access (no amount), or for ``amount`` credits."""
+class HostAccessBody(_Strict, frozen=True, kw_only=True, tag="host_access", tag_field="kind"):
+    """Ask an admin for host access: ``{"kind": "host_access", "note"}``."""
 
-    kind: Literal["host_access", "credits"]
-    amount: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0
     note: Note = ""
+
+
+class CreditsBody(_Strict, frozen=True, kw_only=True, tag="credits", tag_field="kind"):
+    """Ask an admin for credits: ``{"kind": "credits", "amount", "note"}``."""
+
+    amount: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)]
+    note: Note = ""
+
+
+#: What a player asks of admins, told apart by ``kind`` (the schema says which fields
+#: each kind takes, so a request the schema allows is one the service accepts).
+ApprovalBody = HostAccessBody | CreditsBody
 
 
 class DecisionBody(_Strict, frozen=True, kw_only=True):

@@ -17,7 +17,7 @@ from kalaro.proto import api, approvals, auth, lobby, wallet, ws
 
 REST_TYPES: tuple[Any, ...] = (
     api.SignUpBody, api.SignInBody, api.GoogleSignInBody, api.RefreshBody,
-    api.ApprovalBody, api.DecisionBody, api.AdjustBody,
+    api.HostAccessBody, api.CreditsBody, api.DecisionBody, api.AdjustBody,
     api.CreateTableBody, api.SitBody, api.ReadyBody, api.LeaveAfterHandBody,
     api.RemovePlayerBody, api.ChatSettingBody, api.PracticeBody, api.AddBotBody,
     api.ErrorBody, api.PublicConfig,
