@@ -17,6 +17,7 @@ from litestar.params import FromQuery, JSONBody, Parameter
 from kalaro.proto import endpoints
 from kalaro.proto import lobby as lb
 from kalaro.proto import ranked as rk
+from kalaro.proto.api import whole
 from services.gateway import access
 from services.gateway.routes import Claims, forward, provide_admin, provide_claims
 from services.gateway.security import request_address
@@ -150,7 +151,7 @@ class FairPlayController(Controller):
         admin: Claims,
         user_id: UserId,
         action: Annotated[
-            str, Parameter(pattern="^(warn|bar-ranked|unbar-ranked|freeze|unfreeze)$")
+            str, Parameter(pattern=whole("warn|bar-ranked|unbar-ranked|freeze|unfreeze"))
         ],
         data: JSONBody[ReasonBody],
     ) -> rk.AdminActed:
