@@ -1,7 +1,6 @@
 """The bots' one bootstrap: the :class:`~services.bots.service.Bots` pool (its deps:
 Redis, the bus, the bot settings), its accounts, and ``bots.seat`` bound to its handler
-(``python -m services.bots`` runs it). Like the lobby's, the handler is the pool's
-method (``bots.seat(cmd)``)."""
+(``python -m services.bots`` runs it). The handler is ``handlers.seat(cmd, bots)``."""
 
 from __future__ import annotations
 
@@ -10,13 +9,23 @@ import logging
 
 from nats.aio.client import Client as NATS
 
+from kalaro.bus import Route, Service, route
 from kalaro.bus.runner import Running, redis_ready
 from kalaro.bus.store import connect_redis
+from kalaro.proto import endpoints
 from kalaro.settings import Settings
-from services.bots.service import Bots, build_service
+from services.bots import handlers
+from services.bots.service import SERVICE_NAME, Bots
 from services.bots.settings import load_bot_settings
 
 log = logging.getLogger("kalaro.bots")
+
+ROUTES: list[Route[Bots]] = [route(endpoints.BOTS_SEAT, handlers.seat)]
+
+
+def build_service(bots: Bots) -> Service:
+    """``bots.seat`` on the queue group ``bots``."""
+    return Service(SERVICE_NAME).bind(ROUTES, bots)
 
 
 async def bootstrap(settings: Settings, nc: NATS, resources: contextlib.AsyncExitStack) -> Running:

@@ -32,11 +32,8 @@ from typing import Any
 import msgspec
 from nats.aio.client import Client as NATS
 
-from kalaro.bots import UnknownPolicy, policy_for
-from kalaro.bus import RemoteError, Service, ServiceError, request
+from kalaro.bus import RemoteError, ServiceError, request
 from kalaro.bus.redislink import RedisLink
-from kalaro.client import ApiError
-from kalaro.games.registry import UnknownGame
 from kalaro.proto import endpoints
 from kalaro.proto import errors as codes
 from kalaro.proto.bots import BotSeated, SeatBot
@@ -88,7 +85,7 @@ class Assignment(msgspec.Struct, frozen=True):
 
 
 @dataclass
-class _Picking:
+class Picking:
     """Accounts being seated at one table by this replica, and how many requests ask."""
 
     accounts: set[int] = field(default_factory=set)
@@ -124,55 +121,14 @@ class Bots:
         self._accounts: dict[int, BotAccount] = {}
         #: (table, seat) -> the bot playing it here, with its task and assignment
         self.playing: dict[tuple[str, int], tuple[BotSeat, asyncio.Task[None], Assignment]] = {}
-        self._picking: dict[str, _Picking] = {}
+        self.picking: dict[str, Picking] = {}
         self._background: asyncio.Task[None] | None = None
         self._warming: asyncio.Task[None] | None = None
         self._stopping = False
 
-    # --- bots.seat ----------------------------------------------------------------------
+    # --- what bots.seat uses (services.bots.handlers.seat) -------------------------------
 
-    async def seat(self, req: SeatBot) -> BotSeated:
-        """Sit a bot in the seat the lobby kept for one, and play it."""
-        try:
-            policy_for(req.game, self.settings.policy)
-        except (UnknownGame, UnknownPolicy) as exc:
-            raise ServiceError(codes.BAD_REQUEST, str(exc)) from None
-        here = self.playing.get((req.table_id, req.seat))
-        if here is not None and not here[1].done():
-            bot = here[0]  # a repeated request: the bot is already there
-            return BotSeated(
-                table_id=req.table_id,
-                seat=req.seat,
-                user_id=bot.account.user_id or "",
-                display_name=bot.account.name,
-            )
-        # Seats of one table are often asked for together (a practice table): the
-        # accounts being seated here are kept apart until every such request is done.
-        picking = self._picking.setdefault(req.table_id, _Picking())
-        picking.requests += 1
-        try:
-            for _ in range(SEAT_ATTEMPTS):
-                account = await self._pick(req.table_id, picking.accounts)
-                picking.accounts.add(account.creds.index)
-                try:
-                    await account.rest(lambda c: c.sit(req.table_id, req.seat))
-                except ApiError as exc:
-                    if exc.status == 409 and "already sitting" in exc.message:
-                        continue  # another replica seated this account here first
-                    raise ServiceError(exc.code, exc.message) from None
-                return await self._seated(req, account)
-        except ServiceError:
-            raise
-        except Exception as exc:  # the gateway or auth is away
-            log.warning("bots: cannot seat a bot at %s: %r", req.table_id, exc)
-            raise ServiceError(codes.UNAVAILABLE, f"bots cannot reach the table: {exc!r}") from None
-        finally:
-            picking.requests -= 1
-            if picking.requests == 0:
-                del self._picking[req.table_id]
-        raise ServiceError(codes.CONFLICT, "no bot was free to sit at this table; try again")
-
-    async def _pick(self, table_id: str, picking: set[int]) -> BotAccount:
+    async def pick(self, table_id: str, picking: set[int]) -> BotAccount:
         """A signed-in account that is not at ``table_id`` (nor being seated there)."""
         # Who sits there is bookkeeping, not play: ask the lobby directly.
         table = await request(self._nc, endpoints.LOBBY_GET_TABLE, GetTable(table_id=table_id))
@@ -188,7 +144,8 @@ class Bots:
                 return account
         raise ServiceError(codes.CONFLICT, "every bot is already at this table")
 
-    async def _seated(self, req: SeatBot, account: BotAccount) -> BotSeated:
+    async def sit_down(self, req: SeatBot, account: BotAccount) -> BotSeated:
+        """``account`` has sat in the seat: record the assignment, play it, answer."""
         assignment = Assignment(req.table_id, req.seat, req.game, account.creds.index, self.replica)
         await self._redis.hset(self._assignments_key, assignment.hash_field, _encode(assignment))
         bot = self._play(assignment, account)
@@ -357,10 +314,3 @@ class Bots:
                     await account.drop_socket()
             except Exception:
                 log.warning("bot %d: heartbeat failed", index, exc_info=True)
-
-
-def build_service(bots: Bots) -> Service:
-    """``bots.seat`` on the queue group ``bots``."""
-    service = Service(SERVICE_NAME)
-    service.add(endpoints.BOTS_SEAT, bots.seat)
-    return service

@@ -58,7 +58,7 @@ class OutcomePublisher:
     steps: Steps
     slots: SlotStore
     now_ms: Callable[[], int]
-    _nc: NATS
+    nc: NATS
     _js: JetStreamContext
     _stopping: bool
     _retries: set[asyncio.Task[None]]  # outcomes being published again
@@ -72,14 +72,14 @@ class OutcomePublisher:
         self._retries.add(task)
         task.add_done_callback(self._retries.discard)
 
-    async def _publish_outcome_within(self, slot: Slot, version: int, seconds: float) -> None:
+    async def publish_outcome_within(self, slot: Slot, version: int, seconds: float) -> None:
         """Publish (no frame), retrying while the stream elects a leader; ``unavailable``
         if it still cannot after ``seconds``."""
         loop = asyncio.get_running_loop()
         give_up = loop.time() + seconds
         for attempt in itertools.count():
             try:
-                await self._publish_outcome(slot, version, frame=False)
+                await self.publish_outcome(slot, version, frame=False)
             except Exception as exc:
                 if loop.time() >= give_up:
                     raise ServiceError(
@@ -101,7 +101,7 @@ class OutcomePublisher:
         for attempt in itertools.count():
             await asyncio.sleep(_OUTCOME_BACKOFF[min(attempt, len(_OUTCOME_BACKOFF) - 1)])
             try:
-                await self._publish_outcome(slot, version, frame=not shown)
+                await self.publish_outcome(slot, version, frame=not shown)
             except Exception as exc:
                 if loop.time() >= give_up or self._stopping:
                     log.error(
@@ -114,7 +114,7 @@ class OutcomePublisher:
                 log.info("hand %s: outcome published after %d retries", slot.hand_id, attempt + 1)
                 return
 
-    async def _publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
+    async def publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
         """Send a finished hand's settlement (or a cancelled one's void), then mark it.
 
         The settlement, ``HandFinished`` and the hand's record carry the hand id as their
@@ -142,7 +142,7 @@ class OutcomePublisher:
             except Exception as exc:
                 raise RecordNotPublished(hand_id) from exc
         if shown is not None and frame:
-            await self._nc.publish(subjects.table_events(slot.table_id), self.steps.encode(shown))
+            await self.nc.publish(subjects.table_events(slot.table_id), self.steps.encode(shown))
         marked = replace(slot, outcome_published=True)
         with contextlib.suppress(StaleVersion):  # marked by another, or a new hand began
             await self.slots.save(marked, version, outcome="del", ttl_ms=DONE_SLOT_TTL_MS)
@@ -163,18 +163,18 @@ class OutcomePublisher:
         try:
             match to_wallet:
                 case SettleHand():
-                    await request(self._nc, endpoints.WALLET_SETTLE, to_wallet, timeout=2)
+                    await request(self.nc, endpoints.WALLET_SETTLE, to_wallet, timeout=2)
                 case VoidHand():
-                    await request(self._nc, endpoints.WALLET_VOID, to_wallet, timeout=2)
+                    await request(self.nc, endpoints.WALLET_VOID, to_wallet, timeout=2)
                 case None:
                     pass
                 case _:
                     assert_never(to_wallet)
             if to_lobby is not None:
-                await request(self._nc, endpoints.LOBBY_HAND_FINISHED, to_lobby, timeout=2)
+                await request(self.nc, endpoints.LOBBY_HAND_FINISHED, to_lobby, timeout=2)
         except RemoteError as exc:
             log.info("hand %s: direct delivery not confirmed (%s)", slot.hand_id, exc)
             return False
         if shown is not None:
-            await self._nc.publish(subjects.table_events(slot.table_id), self.steps.encode(shown))
+            await self.nc.publish(subjects.table_events(slot.table_id), self.steps.encode(shown))
         return True

@@ -64,7 +64,7 @@ class TimerLoop(HandWriter):
     #: keeps that safe); tests' workers run so.
     ownership: Ownership | None
 
-    def _fence_of(self, table_id: str) -> Fence | None:
+    def fence_of(self, table_id: str) -> Fence | None:
         """What a write to ``table_id`` is fenced by (None: unfenced, no ownership).
         Raises :class:`NotOwner` when another replica owns it."""
         if self.ownership is None:
@@ -113,7 +113,7 @@ class TimerLoop(HandWriter):
         table_id, hand_id, version = parse_deadline(member)
         applied = False
         try:
-            fence = self._fence_of(table_id)
+            fence = self.fence_of(table_id)
             current, slot = await self.slots.load(table_id)
             if (
                 slot is not None
@@ -143,7 +143,7 @@ class TimerLoop(HandWriter):
         stepped = self.steps.time_out(slot, version, now)
         if stepped is None:
             return False
-        await self._commit(stepped, version, now, was_timed=True, fence=fence)
+        await self.commit(stepped, version, now, was_timed=True, fence=fence)
         return True
 
     async def sweep_outcomes(self) -> int:
@@ -161,7 +161,7 @@ class TimerLoop(HandWriter):
                     and not slot.outcome_published
                 ):
                     log.warning("hand %s: publishing its outcome late", hand_id)
-                    await self._publish_outcome(slot, version)
+                    await self.publish_outcome(slot, version)
                     published += 1
             except Exception as exc:
                 log.warning("outcome of hand %s: publishing failed (%r); will retry", hand_id, exc)

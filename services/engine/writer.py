@@ -33,13 +33,13 @@ class HandWriter(OutcomePublisher):
     """The worker's writes (a base of :class:`~services.engine.worker.EngineWorker`)."""
 
     game: str
-    _nc: NATS
+    nc: NATS
     _audience_always: bool  # publish the audience frame even when nobody watches (tests)
     _audience_prefix: str  # the Redis namespace of the audience marks
     # table id -> (version, slot, decoded state) as this worker last wrote it
-    _known: dict[str, tuple[int, Slot, Any]]
+    known: dict[str, tuple[int, Slot, Any]]
 
-    async def _commit(
+    async def commit(
         self, stepped: Stepped, version: int, now: int, *, was_timed: bool, fence: Fence | None
     ) -> int:
         """Write ``stepped`` over the slot at ``version`` (compare-and-set), then publish
@@ -73,7 +73,7 @@ class HandWriter(OutcomePublisher):
         await self._publish_views(stepped, self._audience_always or written.watched)
         if stepped.over:
             try:
-                await self._publish_outcome(new, new_version)
+                await self.publish_outcome(new, new_version)
             except Exception as exc:
                 self._retry_outcome(new, new_version, exc)
         return new_version
@@ -88,7 +88,7 @@ class HandWriter(OutcomePublisher):
         the view the gateway asked for, which then already shows this version.
         """
         table_id = stepped.slot.table_id
-        await self._nc.publish(
+        await self.nc.publish(
             subjects.table_frames(table_id), self.steps.table_frames(stepped, watched)
         )
 
@@ -97,13 +97,13 @@ class HandWriter(OutcomePublisher):
         read: it is used only when the move names exactly that version, and the
         compare-and-set write still refuses it if another replica has moved the hand on.
         Redis stays the only truth; this saves one round trip per move."""
-        known = self._known
+        known = self.known
         known.pop(table_id, None)
         known[table_id] = (version, slot, state)
         if len(known) > KNOWN_TABLES:
             del known[next(iter(known))]  # the least recently written table
 
-    async def _load(self, table_id: str) -> tuple[int, Slot]:
+    async def load_hand(self, table_id: str) -> tuple[int, Slot]:
         version, slot = await self.slots.load(table_id)
         if slot is None:
             raise ServiceError(codes.NOT_FOUND, f"no hand at table {table_id}")

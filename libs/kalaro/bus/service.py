@@ -66,6 +66,10 @@ class Route(Generic[D]):
     endpoint: Endpoint[Any, Any]
     handler: Callable[[Any, D], Awaitable[Any]]
 
+    def bound(self, deps: D) -> Callable[[Any], Awaitable[Any]]:
+        """The handler with its deps, as a service calls it (``await h(cmd)``)."""
+        return _bound(self.handler, deps)
+
 
 def route(endpoint: Endpoint[Req, Rep], handler: Callable[[Req, D], Awaitable[Rep]]) -> Route[D]:
     """Bind ``endpoint`` to ``handler``; mypy checks the handler takes the endpoint's
@@ -136,7 +140,7 @@ class Service:
     def bind(self, routes: Iterable[Route[D]], deps: D) -> Service:
         """Serve every route, each handler called as ``handler(cmd, deps)``."""
         for r in routes:
-            self.add(r.endpoint, _bound(r.handler, deps))
+            self.add(r.endpoint, r.bound(deps))
         return self
 
     async def start(self, nc: NATS) -> None:

@@ -22,7 +22,8 @@ from kalaro.proto import subjects
 from kalaro.proto.auth import SignIn, TokenPair
 from kalaro.proto.bots import BotSeated, SeatBot
 from services.bots.accounts import credentials
-from services.bots.service import Bots, build_service
+from services.bots.bootstrap import build_service
+from services.bots.service import Bots
 from services.bots.settings import MIN_POOL_SIZE, BotSettings
 from tests.integration.bots.conftest import auth_service
 

@@ -21,8 +21,9 @@ from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.bots import BotSeated, SeatBot
 from services.bots.accounts import BotAccount
+from services.bots.bootstrap import build_service
 from services.bots.player import BotSeat
-from services.bots.service import Assignment, Bots, build_service
+from services.bots.service import Assignment, Bots
 from services.bots.settings import BotSettings
 from tests.cancels import swallowing_one_cancel
 

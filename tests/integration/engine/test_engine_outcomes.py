@@ -35,6 +35,7 @@ from kalaro.proto.engine import (
 from kalaro.proto.lobby import HandFinished
 from kalaro.proto.wallet import SettleHand, Settlement, VoidHand
 from kalaro.proto.ws import HandView
+from services.engine import handlers
 from services.engine.hand import Slot
 from services.engine.outcomes import OUTCOME_GRACE_MS
 from services.engine.worker import EngineWorker
@@ -143,7 +144,7 @@ async def test_cancelling_a_hand_never_started_blocks_a_late_start(
 class _DiesBeforePublishing(EngineWorker):
     """A replica that stores the end of a hand, then dies before sending its outcome."""
 
-    async def _publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
+    async def publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
         raise ConnectionError("killed between the write and the publish")
 
 
@@ -163,7 +164,7 @@ async def _play_to_the_end(worker: EngineWorker, start: StartHand, feed: Feed, v
             version=version,
             action=msgspec.Raw(msgspec.json.encode(action)),
         )
-        version = (await worker.act(message)).version
+        version = (await handlers.act(message, worker)).version
 
 
 async def test_sweeper_publishes_the_outcome_a_dead_worker_did_not(
@@ -266,7 +267,7 @@ async def test_a_void_the_cancelling_worker_did_not_send_is_swept_once(
     published, _ = await _watch(nc, subjects.hand_result(start.hand_id))
     await start_hand(nc, "tongits", start)
     with pytest.raises(ConnectionError):
-        await dying.cancel(CancelHand(table_id=start.table_id, hand_id=start.hand_id))
+        await handlers.cancel(CancelHand(table_id=start.table_id, hand_id=start.hand_id), dying)
     # A retried cancel finds the hand voided and does not send the void itself...
     assert (await _cancel(nc, "tongits", start.table_id, start.hand_id)).voided
     await asyncio.sleep(0.05)
@@ -362,7 +363,7 @@ async def test_while_the_stream_has_no_leader_the_outcome_goes_to_the_wallet_dir
         await eventually(lambda: len(feed.results) == 1, 3.0, "the result shown at once")
         assert [s.hand_id for s in settled] == [start.hand_id]
         assert [f.hand_id for f in finished] == [start.hand_id]
-        record = await replica.worker.get_record(GetHandRecord(hand_id=start.hand_id))
+        record = await handlers.get_record(GetHandRecord(hand_id=start.hand_id), replica.worker)
         assert [p.amount for p in settled[0].payments] == list(record.payments)
         _, slot = await load_slot(workers.store("tongits"), start.table_id)
         assert not slot.outcome_published  # the durable copy is still owed

@@ -26,6 +26,7 @@ from kalaro.proto.engine import CancelHand, HandCancelled
 from kalaro.proto.history import StoredHand
 from kalaro.proto.wallet import VoidHand
 from kalaro.verify import verify_hand
+from services.engine import handlers
 from services.engine.hand import Slot
 from services.engine.outcomes import OUTCOME_GRACE_MS
 from services.engine.worker import EngineWorker
@@ -144,7 +145,7 @@ async def test_a_finished_hand_records_the_tables_flags(
 class _DiesBeforePublishing(EngineWorker):
     """A replica that stores the cancel, then dies before sending its outcome."""
 
-    async def _publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
+    async def publish_outcome(self, slot: Slot, version: int, *, frame: bool = True) -> None:
         raise ConnectionError("killed between the write and the publish")
 
 
@@ -159,7 +160,7 @@ async def test_the_sweeper_records_a_void_the_cancelling_worker_did_not(
     start = msgspec.structs.replace(start_message("mahjong", unique), private=True)
     await start_hand(nc, "mahjong", start)
     with pytest.raises(ConnectionError):
-        await dying.cancel(CancelHand(table_id=start.table_id, hand_id=start.hand_id))
+        await handlers.cancel(CancelHand(table_id=start.table_id, hand_id=start.hand_id), dying)
     assert await _records(nc, start.hand_id) == []
     clock.advance(OUTCOME_GRACE_MS)
     assert await healthy.worker.sweep_outcomes() == 1

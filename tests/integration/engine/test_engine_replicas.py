@@ -15,6 +15,7 @@ from kalaro.bus import RemoteError
 from kalaro.proto import errors as codes
 from kalaro.proto import subjects
 from kalaro.proto.engine import Act
+from services.engine import handlers
 from tests.integration.engine.engine_helpers import (
     Feed,
     Replicas,
@@ -55,8 +56,8 @@ async def test_racing_the_same_move_on_two_replicas_applies_it_once(
         # The same move four times at once: twice straight into each replica's handler,
         # twice over NATS (the queue group picks a replica).
         attempts = [
-            a.worker.act(message),
-            b.worker.act(message),
+            handlers.act(message, a.worker),
+            handlers.act(message, b.worker),
             send_act(nc, "tongits", start.table_id, message.user_id, version, action),
             send_act(nc, "tongits", start.table_id, message.user_id, version, action),
         ]

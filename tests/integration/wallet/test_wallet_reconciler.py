@@ -25,6 +25,7 @@ from kalaro.proto import subjects
 from kalaro.proto.engine import CancelHand, GetHandRecord, HandCancelled, StartHand
 from kalaro.proto.wallet import HoldRequest
 from kalaro.sql import create_engine
+from services.engine import handlers
 from services.history.bootstrap import build_service as build_history
 from services.history.handlers import history_deps
 from services.history.schema import migrate_history
@@ -107,7 +108,7 @@ async def test_a_finished_hand_whose_settlement_was_lost_is_settled_from_its_rec
     started = await start_hand(nc, "tongits", start)
     await play_random(nc, "tongits", start, feed, random.Random(5), started.version)
     await feed.close()
-    record = await replica.worker.get_record(GetHandRecord(hand_id=start.hand_id))
+    record = await handlers.get_record(GetHandRecord(hand_id=start.hand_id), replica.worker)
 
     reconciler = Reconciler(wallet.engine, nc, settle_after=0)
     done = await reconciler.run_once()
