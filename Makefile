@@ -66,8 +66,8 @@ browser-deps: ## Chromium + CJK fonts (Debian packages; no browser download), ax
 test: setup browser-deps ## The whole suite: unit, integration (real NATS/Redis/SQL), e2e, browser, short chaos (no deep sweeps)
 	$(PY) -m tests.lanes
 
-test-unit: setup ## Pure tests only (no servers), with short random-play sweeps
-	$(PY) -m pytest tests/unit
+test-unit: setup ## Pure tests only (no servers), with short random-play sweeps, on every core
+	$(PY) -m pytest tests/unit -n auto
 
 test-deep: setup ## Unit tier, thorough (deep sweeps, Hypothesis `deep` profile, every golden hand); the long API fuzz
 	HYPOTHESIS_PROFILE=deep $(PY) -m pytest tests/unit -m "" --timeout=900
