@@ -57,9 +57,17 @@ async def _rated(player: KalaroClient, hands: int) -> rk.GameRating:
         await asyncio.sleep(0.5)
 
 
+async def _hand_over_at_the_lobby(player: KalaroClient, table_id: str) -> None:
+    """The lobby learns of a hand's end through JetStream, a moment after the result."""
+    deadline = time.monotonic() + 10
+    while (await player.get_table(table_id)).status != "waiting":
+        assert time.monotonic() < deadline, "the hand never ended at the lobby"
+        await asyncio.sleep(0.1)
+
+
 async def _play_ranked(table_id: str, players: list[KalaroClient], seed: int) -> list[int]:
-    """Everyone taps Ready (the table deals itself), the hand is played: payments by
-    seat."""
+    """Everyone taps Ready (the table deals itself) and the hand is played, again after
+    a drawn hand (nobody paid: not rated), until one is won; its payments by player."""
     by_user = {p.user.user_id: p for p in players}
     info = await players[0].get_table(table_id)
     assert info.ranked and not info.private
@@ -73,19 +81,22 @@ async def _play_ranked(table_id: str, players: list[KalaroClient], seed: int) ->
         sockets.append(socket)
     live = LiveTable(table_id, seated[0], seated, sockets)
     try:
-        await live.ready_all()
-        await live.wait_for_hand()
-        result = await play_hand(live, GAME, rng=random.Random(seed))
+        for attempt in range(3):
+            if attempt:
+                await _hand_over_at_the_lobby(seated[0], table_id)
+            await live.ready_all()
+            await live.wait_for_hand()
+            result = await play_hand(live, GAME, rng=random.Random(seed * 10 + attempt))
+            if max(result.payments) > 0:
+                break
+        else:
+            raise AssertionError("three drawn hands in a row")
     finally:
         await live.close()
     assert list(result.players) == [p.user.user_id for p in seated]
     # One player leaving ends a ranked table (a ranked hand needs all its players):
-    # nobody stays seated, or committed, there. The lobby learns of the hand's end
-    # through JetStream, a moment after the result frames.
-    deadline = time.monotonic() + 10
-    while (await seated[0].get_table(table_id)).status != "waiting":
-        assert time.monotonic() < deadline, "the hand never ended at the lobby"
-        await asyncio.sleep(0.1)
+    # nobody stays seated, or committed, there.
+    await _hand_over_at_the_lobby(seated[0], table_id)
     await seated[0].leave(table_id)
     assert (await seated[1].get_table(table_id)).status == "ended"
     return [result.payments[result.players.index(p.user.user_id)] for p in players]

@@ -181,14 +181,14 @@ export async function render(root, app) {
         } else {
           bits.push(h("span.seat-name.empty", {}, "Empty seat"));
           if (seat === null && waiting) {
-            bits.push(h("button.small.primary.sit-here", { type: "button", disabled: st.busy, onclick: () => sitDown(i), "aria-label": `Sit in seat ${i + 1}` }, "Sit here"));
+            bits.push(h("button.small.primary.sit-here", { type: "button", disabled: st.busy, onclick: () => sitDown(i), "aria-label": `Sit here, seat ${i + 1}` }, "Sit here"));
           }
           if (isHost(st) && waiting && t.bet === 0) {
             // Bots never play for credits: only zero-bet tables offer them.
             bits.push(h("button.small.add-bot", {
               type: "button",
               disabled: st.busy,
-              "aria-label": `Seat a bot in seat ${i + 1}`,
+              "aria-label": `Add a bot, seat ${i + 1}`,
               onclick: () => run("Add a bot", () => api.addBot(tableId, i)),
             }, "Add a bot"));
           }
@@ -349,8 +349,9 @@ export async function render(root, app) {
           if (await confirmDialog({ title: "Cancel the table?", body: "Closes the table now. A hand in progress is voided: no credits move.", confirm: "Cancel table", danger: true })) run("Cancel", () => api.cancelTable(tableId));
         } }, "Cancel table"),
       );
-      // Issue 34: the rating a sit needs, on a public table (0 or empty: anyone).
-      if (!t.private) {
+      // Issue 34: the rating a sit needs, on a public table (0 or empty: anyone); set
+      // between hands (a hand's tray keeps its room for the cards).
+      if (!t.private && waiting) {
         host.push(h("button#min-rating", { type: "button", disabled: st.busy, onclick: async () => {
           const given = await ask({
             title: "Minimum rating",

@@ -388,8 +388,8 @@ def test_a_host_sets_and_clears_a_minimum_rating(new_page: Any, screenshots: Pat
     page.click("#dialog-confirm")
     expect(fact).to_have_text("Rating 1,500+")
     expect(page.locator("#min-rating")).to_have_text("Min rating 1,500")
-    # (No axe run here: this empty table's "Sit here" / "Add a bot" buttons, which are
-    # not this issue's, are named apart from their text: label-content-name-mismatch.)
+    # The empty table's "Sit here" / "Add a bot" buttons are named with their text.
+    assert_accessible(page, "a host's table with a minimum rating (phone)")
     shot(page, screenshots, "78-min-rating-host-phone")
     page.click("#min-rating")
     page.fill("#dialog-input", "0")
