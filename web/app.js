@@ -168,6 +168,9 @@ async function route() {
   const root = document.getElementById("app");
   root.replaceChildren();
   root.dataset.view = target.name;
+  // A new page starts at its top: a lobby scrolled to reach a button must not leave
+  // the table it opened scrolled past its board.
+  window.scrollTo(0, 0);
   try {
     app.cleanup = await target.view.render(root, { ...app, params: target.params || {}, socket: signedIn ? ensureSocket() : null });
   } catch (err) {

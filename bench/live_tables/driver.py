@@ -282,8 +282,9 @@ async def run_phase(
     meter.start()
     tasks = [asyncio.create_task(d.run(phase, think, stop)) for d in drivers[: phase.tables]]
     await asyncio.sleep(phase.seconds)
-    phase.cpu = meter.used()
-    phase.kernel = meter.kernel_used()
+    used = meter.used()
+    phase.cpu = {name: user + system for name, (user, system) in used.items()}
+    phase.kernel = {name: system for name, (_, system) in used.items()}
     phase.io = meter.io_used()
     stop.set()
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):

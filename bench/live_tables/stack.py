@@ -111,12 +111,6 @@ def cpu_times(pid: int) -> tuple[float, float] | None:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far, or None."""
-    times = cpu_times(pid)
-    return None if times is None else times[0] + times[1]
-
-
 def io_counts(pid: int) -> tuple[int, int, int] | None:
     """Read and write system calls so far, and bytes written (``/proc/<pid>/io``): a
     move's hops are mostly socket reads and writes (read, write, writev; not sendmsg)."""
@@ -138,13 +132,11 @@ class CpuMeter:
                 self.pids[name] = server.process.pid
         for spec, process in stack.children:
             self.pids[spec.name] = process.pid
-        self._start: dict[str, float] = {}
-        self._kernel: dict[str, float] = {}
+        self._start: dict[str, tuple[float, float]] = {}
         self._io: dict[str, tuple[int, int, int]] = {}
 
     def start(self) -> None:
-        self._start = {n: c for n, p in self.pids.items() if (c := cpu_seconds(p)) is not None}
-        self._kernel = {n: t[1] for n, p in self.pids.items() if (t := cpu_times(p)) is not None}
+        self._start = {n: t for n, p in self.pids.items() if (t := cpu_times(p)) is not None}
         self._io = {n: c for n, p in self.pids.items() if (c := io_counts(p)) is not None}
 
     def io_used(self) -> dict[str, tuple[int, int, int]]:
@@ -156,22 +148,14 @@ class CpuMeter:
                 out[name] = (now[0] - before[0], now[1] - before[1], now[2] - before[2])
         return out
 
-    def kernel_used(self) -> dict[str, float]:
-        """System (kernel) CPU seconds per process since ``start``."""
+    def used(self) -> dict[str, tuple[float, float]]:
+        """User and system (kernel) CPU seconds per process since ``start``, from one
+        read each, so the kernel's part is never more than the whole."""
         out = {}
-        for name, before in self._kernel.items():
+        for name, (user, system) in self._start.items():
             now = cpu_times(self.pids[name])
             if now is not None:
-                out[name] = now[1] - before
-        return out
-
-    def used(self) -> dict[str, float]:
-        """CPU seconds per process since ``start``."""
-        out = {}
-        for name, before in self._start.items():
-            now = cpu_seconds(self.pids[name])
-            if now is not None:
-                out[name] = now - before
+                out[name] = (now[0] - user, now[1] - system)
         return out
 
 

@@ -349,9 +349,9 @@ export async function render(root, app) {
           if (await confirmDialog({ title: "Cancel the table?", body: "Closes the table now. A hand in progress is voided: no credits move.", confirm: "Cancel table", danger: true })) run("Cancel", () => api.cancelTable(tableId));
         } }, "Cancel table"),
       );
-      // Issue 34: the rating a sit needs, on a public table (0 or empty: anyone); set
-      // between hands (a hand's tray keeps its room for the cards).
-      if (!t.private && waiting) {
+      // Issue 34: the rating a sit needs, on a public table with people to gate (not
+      // practice: bots) and between hands (a hand's tray keeps its room for the cards).
+      if (!t.private && !t.practice && waiting) {
         host.push(h("button#min-rating", { type: "button", disabled: st.busy, onclick: async () => {
           const given = await ask({
             title: "Minimum rating",
